@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages the build and the tests need, only those
+# that are missing.  Usage: scripts/deps.sh [build|test|kernel]...
+set -euo pipefail
+
+build_pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev
+	libwebsockets-dev libcurl4-openssl-dev)
+test_pkgs=(python3 curl)
+kernel_pkgs=(qemu-system-x86 busybox-static cpio kmod)
+
+want=("${build_pkgs[@]}")
+for set in "$@"; do
+	case "$set" in
+	build) ;;
+	test) want+=("${test_pkgs[@]}") ;;
+	kernel) want+=("${kernel_pkgs[@]}") ;;
+	*) echo "deps.sh: unknown set '$set'" >&2; exit 2 ;;
+	esac
+done
+
+missing=()
+for p in "${want[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+		missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "installing: ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+	"${missing[@]}" >/dev/null

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One write(2) per line and no lock: lines from the daemon, its threads and
+ * its forked workers never interleave, and a worker forked while another
+ * thread logs cannot inherit a held lock.
+ */
+#include "log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+static int log_level = LL_INFO;
+static char log_tag[32] = "tunerd";
+
+void log_set_level(int level)
+{
+	log_level = level;
+}
+
+int log_get_level(void)
+{
+	return log_level;
+}
+
+int log_parse_level(const char *name)
+{
+	static const struct {
+		const char *name;
+		int level;
+	} names[] = {
+		{"err", LL_ERR},     {"error", LL_ERR}, {"warn", LL_WARN},
+		{"warning", LL_WARN}, {"info", LL_INFO}, {"debug", LL_DEBUG},
+	};
+	char *end;
+	long n;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(name, names[i].name) == 0)
+			return names[i].level;
+	n = strtol(name, &end, 10);
+	if (*name && !*end && n >= LL_ERR && n <= LL_DEBUG)
+		return (int)n;
+	return -1;
+}
+
+void log_set_tag(const char *tag)
+{
+	snprintf(log_tag, sizeof(log_tag), "%s", tag);
+}
+
+static const char *level_name(int level)
+{
+	switch (level) {
+	case LL_ERR:
+		return "error";
+	case LL_WARN:
+		return "warn";
+	case LL_INFO:
+		return "info";
+	default:
+		return "debug";
+	}
+}
+
+void log_vmsg(int level, const char *fmt, va_list ap)
+{
+	char line[1024];
+	struct timespec ts;
+	struct tm tm;
+	int n, m;
+
+	if (level > log_level)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	n = snprintf(line, sizeof(line),
+		     "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s[%d] %s: ",
+		     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+		     tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000, log_tag,
+		     (int)getpid(), level_name(level));
+	m = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	if (m < 0)
+		m = 0;
+	n += m;
+	if (n > (int)sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	line[n++] = '\n';
+	if (write(STDERR_FILENO, line, (size_t)n) < 0) {
+		/* Nowhere left to report it. */
+	}
+}
+
+void log_msg(int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vmsg(level, fmt, ap);
+	va_end(ap);
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * log.h - the daemon's and the workers' log: one line per call, to stderr,
+ * with a timestamp, the process tag and the level.
+ */
+#ifndef TUNERD_LOG_H
+#define TUNERD_LOG_H
+
+#include <stdarg.h>
+
+/* Same values as TUNERD_LOG_* in tunerd_plugin.h and syslog's levels. */
+enum log_level {
+	LL_ERR = 3,
+	LL_WARN = 4,
+	LL_INFO = 6,
+	LL_DEBUG = 7,
+};
+
+void log_set_level(int level);
+int log_get_level(void);
+/* "err", "warn", "info", "debug" or a number 3..7; -1 if unknown. */
+int log_parse_level(const char *name);
+/* The tag each line carries, e.g. "tunerd" or "worker 3"; copied. */
+void log_set_tag(const char *tag);
+
+void log_msg(int level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void log_vmsg(int level, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+
+#define log_err(...) log_msg(LL_ERR, __VA_ARGS__)
+#define log_warn(...) log_msg(LL_WARN, __VA_ARGS__)
+#define log_info(...) log_msg(LL_INFO, __VA_ARGS__)
+#define log_debug(...) log_msg(LL_DEBUG, __VA_ARGS__)
+
+#endif /* TUNERD_LOG_H */
