@@ -32,8 +32,8 @@ int log_parse_level(const char *name)
 		const char *name;
 		int level;
 	} names[] = {
-		{"err", LL_ERR},     {"error", LL_ERR}, {"warn", LL_WARN},
-		{"warning", LL_WARN}, {"info", LL_INFO}, {"debug", LL_DEBUG},
+	    {"err", LL_ERR},      {"error", LL_ERR}, {"warn", LL_WARN},
+	    {"warning", LL_WARN}, {"info", LL_INFO}, {"debug", LL_DEBUG},
 	};
 	char *end;
 	long n;

@@ -24,13 +24,13 @@ int log_parse_level(const char *name);
 void log_set_tag(const char *tag);
 
 void log_msg(int level, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 void log_vmsg(int level, const char *fmt, va_list ap)
-	__attribute__((format(printf, 2, 0)));
+    __attribute__((format(printf, 2, 0)));
 
-#define log_err(...) log_msg(LL_ERR, __VA_ARGS__)
-#define log_warn(...) log_msg(LL_WARN, __VA_ARGS__)
-#define log_info(...) log_msg(LL_INFO, __VA_ARGS__)
+#define log_err(...)   log_msg(LL_ERR, __VA_ARGS__)
+#define log_warn(...)  log_msg(LL_WARN, __VA_ARGS__)
+#define log_info(...)  log_msg(LL_INFO, __VA_ARGS__)
 #define log_debug(...) log_msg(LL_DEBUG, __VA_ARGS__)
 
 #endif /* TUNERD_LOG_H */

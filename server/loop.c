@@ -24,6 +24,9 @@
 #include <time.h>
 #include <unistd.h>
 
+/* In loop_file.mask: the fd is registered, even if watched for nothing. */
+#define LOOP_REGISTERED 0x100
+
 struct loop_file {
 	unsigned int mask;
 	loop_fd_fn fn;
@@ -163,8 +166,7 @@ int loop_add_fd(struct loop *l, int fd, unsigned int mask, loop_fd_fn fn,
 		return -EEXIST;
 	if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
 		return -errno;
-	/* An fd watched for nothing yet still counts as registered. */
-	l->files[fd] = (struct loop_file){mask | 0x100, fn, arg};
+	l->files[fd] = (struct loop_file){mask | LOOP_REGISTERED, fn, arg};
 	return 0;
 }
 
@@ -176,7 +178,7 @@ int loop_set_fd_mask(struct loop *l, int fd, unsigned int mask)
 		return -ENOENT;
 	if (epoll_ctl(l->epfd, EPOLL_CTL_MOD, fd, &ev) < 0)
 		return -errno;
-	l->files[fd].mask = mask | 0x100;
+	l->files[fd].mask = mask | LOOP_REGISTERED;
 	return 0;
 }
 
@@ -357,19 +359,28 @@ static void loop_dispatch(struct loop *l, const struct epoll_event *ev)
 		f->fn(l, fd, got, f->arg);
 }
 
-int loop_run(struct loop *l)
+int loop_run_once(struct loop *l, int max_wait_ms)
 {
 	struct epoll_event evs[32];
+	int timeout = loop_next_timeout(l), n;
+
+	if (timeout < 0 || (max_wait_ms >= 0 && max_wait_ms < timeout))
+		timeout = max_wait_ms;
+	n = epoll_wait(l->epfd, evs, 32, timeout);
+	if (n < 0 && errno != EINTR)
+		return -errno;
+	for (int i = 0; i < n; i++)
+		loop_dispatch(l, &evs[i]);
+	loop_run_timers(l);
+	return 0;
+}
+
+int loop_run(struct loop *l)
+{
+	int err = 0;
 
 	l->thread = pthread_self();
-	while (!loop_stopping(l)) {
-		int n = epoll_wait(l->epfd, evs, 32, loop_next_timeout(l));
-
-		if (n < 0 && errno != EINTR)
-			return -errno;
-		for (int i = 0; i < n; i++)
-			loop_dispatch(l, &evs[i]);
-		loop_run_timers(l);
-	}
-	return 0;
+	while (!err && !loop_stopping(l))
+		err = loop_run_once(l, -1);
+	return err;
 }

@@ -13,7 +13,7 @@
 
 struct loop;
 
-#define LOOP_READ 0x1
+#define LOOP_READ  0x1
 #define LOOP_WRITE 0x2
 /* Reported together with LOOP_READ: the peer hung up or the fd errored. */
 #define LOOP_HUP 0x4
@@ -51,6 +51,10 @@ int loop_post(struct loop *l, loop_work_fn fn, void *arg);
 
 /* Run until loop_stop().  Returns 0, or a negative errno if epoll fails. */
 int loop_run(struct loop *l);
+/* One round: wait at most max_wait_ms (or until the nearest timer) for
+ * fds, dispatch them, run due timers.  For tests and nested waits.
+ * Returns 0 or a negative errno. */
+int loop_run_once(struct loop *l, int max_wait_ms);
 /* Any thread. */
 void loop_stop(struct loop *l);
 /* 1 when called from the thread running (or that created) the loop. */

@@ -67,7 +67,17 @@ class Box:
         self.log = open(os.path.join(workdir, "box.log"), "w")
         self.proc = subprocess.Popen(self.args, stdout=self.log,
                                      stderr=subprocess.STDOUT)
-        wait_for(lambda: os.path.exists(self.app), what="box app socket")
+        wait_for(self._accepting, what="box app socket accepting")
+
+    def _accepting(self):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            s.connect(self.app)
+            return True
+        except OSError:
+            return False
+        finally:
+            s.close()
 
     def call(self, req, timeout=15.0):
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -180,3 +190,149 @@ class BoxTest(unittest.TestCase):
     def assertOk(self, reply):
         self.assertTrue(reply.get("ok"), reply)
         return reply
+
+
+# ---- the network API (REST) ------------------------------------------------
+
+import http.client  # noqa: E402
+
+
+def free_port(host="127.0.0.1"):
+    """A TCP port nobody listens on right now (bound, read, released)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    s = socket.socket(family, socket.SOCK_STREAM)
+    s.bind((host, 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def global_ipv4():
+    """An IPv4 address of this machine that is not loopback, or None."""
+    try:
+        out = subprocess.run(["ip", "-o", "-4", "addr", "show", "scope",
+                              "global"], capture_output=True, text=True,
+                             timeout=5).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    for line in out.splitlines():
+        parts = line.split()
+        if "inet" in parts:
+            return parts[parts.index("inet") + 1].split("/")[0]
+    return None
+
+
+class Reply:
+    """One HTTP answer: status, headers (lower-case names), body, JSON."""
+
+    def __init__(self, status, headers, body):
+        self.status = status
+        self.headers = headers
+        self.body = body
+        try:
+            self.json = json.loads(body) if body else None
+        except ValueError:
+            self.json = None
+
+    @property
+    def error(self):
+        return (self.json or {}).get("error", {})
+
+    def __repr__(self):
+        return "<%d %r>" % (self.status, self.body[:300])
+
+
+def http_request(port, method, path, body=None, headers=None,
+                 host="127.0.0.1", timeout=15.0, source=None):
+    """One request on a new connection.  body: a dict/list (sent as JSON),
+    bytes/str (sent as is) or None."""
+    hdrs = dict(headers or {})
+    if isinstance(body, (dict, list)):
+        body = json.dumps(body)
+        hdrs.setdefault("Content-Type", "application/json")
+    if isinstance(body, str):
+        body = body.encode()
+    conn = http.client.HTTPConnection(
+        host, port, timeout=timeout,
+        source_address=(source, 0) if source else None)
+    try:
+        conn.request(method, path, body=body, headers=hdrs)
+        r = conn.getresponse()
+        data = r.read()
+        return Reply(r.status, {k.lower(): v for k, v in r.getheaders()},
+                     data)
+    finally:
+        conn.close()
+
+
+class ApiBoxTest(BoxTest):
+    """A box and a daemon serving the network API on a free port.
+
+    config: a dict written as the --config file (None: no file).
+    listen_host: the address the daemon binds.
+    """
+
+    config = None
+    listen_host = "127.0.0.1"
+    web_root = None
+
+    def start_daemon(self, wait=True):
+        self.port = free_port(self.listen_host)
+        extra = list(self.daemon_extra)
+        extra += ["--listen", "%s:%d" % (self.listen_host, self.port)]
+        if self.config is not None:
+            path = os.path.join(self.dir, "tunerd.json")
+            with open(path, "w") as f:
+                json.dump(self.config, f)
+            extra += ["--config", path]
+        if self.web_root is not None:
+            extra += ["--web-root", self.web_root]
+        d = Daemon(self.box, extra=extra, plugin_dirs=self.plugin_dirs,
+                   name=str(len(self.daemons)))
+        self.daemons.append(d)
+        if wait:
+            wait_for(self.box.all_bound, what="every tuner bound")
+            wait_for(self._api_up, what="the network API")
+        return d
+
+    SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
+                       "runtime error:")
+
+    def tearDown(self):
+        # stop the daemons first: a sanitizer reports at exit
+        for d in self.daemons:
+            d.kill(signal.SIGTERM)
+        reports = []
+        for d in self.daemons:
+            text = d.logtext()
+            for m in self.SANITIZER_MARKS:
+                if m in text:
+                    at = text.index(m)
+                    reports.append(text[max(0, at - 200):at + 3000])
+                    break
+        super().tearDown()
+        self.assertEqual(reports, [], "sanitizer reports in the daemon log")
+
+    def _api_up(self):
+        try:
+            http_request(self.port, "GET", "/api/v1/box", timeout=2)
+            return True
+        except OSError:
+            return False
+
+    def api(self, method, path, body=None, headers=None, token=None,
+            **kw):
+        hdrs = dict(headers or {})
+        if token:
+            hdrs["Authorization"] = "Bearer " + token
+        host = kw.pop("host", "127.0.0.1")
+        return http_request(self.port, method, path, body=body,
+                            headers=hdrs, host=host, **kw)
+
+    def assertError(self, reply, status, code):
+        self.assertEqual(reply.status, status, reply)
+        self.assertEqual(reply.headers.get("content-type"),
+                         "application/json", reply)
+        self.assertEqual(reply.error.get("code"), code, reply)
+        self.assertTrue(reply.error.get("message"), reply)
+        return reply.error

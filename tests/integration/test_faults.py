@@ -56,7 +56,7 @@ class CrashingPlugin(BoxTest):
 
     def test_crash_restarts_worker_and_restores_params(self):
         self.assertOk(self.box.tune(2, "DVBT", 474000000, 8000000))
-        self.assertOk(self.box.tune(1, "DVBT", 490000000, 8000000))
+        self.assertOk(self.box.tune(1, "DVBT2", 490000000, 8000000))
         r = self.box.tune(2, "DVBT", 666000000, 8000000)  # crashes
         self.assertFalse(r["ok"], r)
         self.assertIn(r["errname"], ("ECONNABORTED", "ENOTCONN"))

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xc3028_priv.h - XC3028 registers, firmware file layout and the plugin's
+ * private state.
+ *
+ * The chip runs firmware uploaded by the host.  Commands are 4-byte writes
+ * {flag | reg_hi, reg_lo, val_hi, val_lo}, flag 0x80 from firmware 2.2 on;
+ * a read is a 2-byte big-endian register address, then 2 bytes big-endian.
+ *
+ * write reg  name        meaning
+ * 0x0000     INIT        soft reset ({00 00} before an analog tune)
+ * 0x0002     RF_FREQ     the next 4-byte write is the divider
+ * 0x0008     POWER_DOWN  sleep
+ *
+ * read reg   name        meaning
+ * 0x0001     FREQ_ERROR  signed, units of 15625 Hz (AFC)
+ * 0x0002     LOCK        0 not yet, 1 locked, 2 no lock
+ * 0x0004     VERSION     nibbles: hw major, hw minor, fw major, fw minor
+ * 0x0008     PRODUCT_ID  3028 (decimal)
+ * 0x0010     HSYNC       analog line frequency
+ * 0x0020     FRAME_LINES analog lines per frame
+ * 0x0040     SNR         quality, 3 bits
+ *
+ * Divider = (RF - offset + 7812) / 15625 (Hz), offset 0 for analog TV and
+ * radio, 1.75 MHz for DTV6 and ATSC, 2.75 MHz for DTV7, DTV78 and DTV8.
+ */
+#ifndef TUNERD_XC3028_PRIV_H
+#define TUNERD_XC3028_PRIV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tunerd_plugin.h"
+
+#define XC3028_CMD_FLAG        0x80
+#define XC3028_CMD_FLAG_MIN_FW 0x0202
+#define XC3028_CMD_INIT        0x0000
+#define XC3028_CMD_RF_FREQ     0x0002
+#define XC3028_CMD_POWER_DOWN  0x0008
+
+#define XC3028_REG_FREQ_ERROR 0x0001
+#define XC3028_REG_LOCK       0x0002
+#define XC3028_REG_VERSION    0x0004
+#define XC3028_REG_PRODUCT_ID 0x0008
+#define XC3028_REG_SNR        0x0040
+
+#define XC3028_PRODUCT_ID   3028
+#define XC3028_LOCK_WAITING 0
+#define XC3028_LOCK_LOCKED  1
+#define XC3028_SNR_MAX      7
+
+/* Hz */
+#define XC3028_STEP         15625u
+#define XC3028_FREQ_MIN     42000000u
+#define XC3028_FREQ_MAX     864000000u
+#define XC3028_OFFSET_DTV6  1750000u
+#define XC3028_OFFSET_DTV78 2750000u
+#define XC3028_UHF_MIN      470000000u
+#define XC3028_RADIO_BW     200000u
+
+/* ms */
+#define XC3028_FREQ_CMD_WAIT 10
+#define XC3028_TUNE_WAIT     100
+#define XC3028_LOCK_WAIT     6
+#define XC3028_LOCK_TRIES    3
+
+/* Firmware file: 32-byte name, le16 version, le16 count, then images of
+ * le32 type, le64 v4l2_std_id, le16 IF (only with HAS_IF), le32 size and
+ * the data. */
+#define XC3028_FW_NAME_LEN         32
+#define XC3028_FW_HEADER_LEN       (XC3028_FW_NAME_LEN + 4)
+#define XC3028_FW_IMAGE_HEADER_LEN 16 /* without the IF */
+
+#define XC3028_FW_BASE      (1u << 0)
+#define XC3028_FW_F8MHZ     (1u << 1)
+#define XC3028_FW_MTS       (1u << 2)
+#define XC3028_FW_D2620     (1u << 3)
+#define XC3028_FW_D2633     (1u << 4)
+#define XC3028_FW_DTV6      (1u << 5)
+#define XC3028_FW_QAM       (1u << 6)
+#define XC3028_FW_DTV7      (1u << 7)
+#define XC3028_FW_DTV78     (1u << 8)
+#define XC3028_FW_DTV8      (1u << 9)
+#define XC3028_FW_FM        (1u << 10)
+#define XC3028_FW_INPUT1    (1u << 11)
+#define XC3028_FW_LCD       (1u << 12)
+#define XC3028_FW_NOGD      (1u << 13)
+#define XC3028_FW_INIT1     (1u << 14)
+#define XC3028_FW_MONO      (1u << 15)
+#define XC3028_FW_ATSC      (1u << 16)
+#define XC3028_FW_DEMOD_IFS (0x3FFu << 17)
+#define XC3028_FW_F6MHZ     (1u << 27)
+#define XC3028_FW_INPUT2    (1u << 28)
+#define XC3028_FW_SCODE     (1u << 29)
+#define XC3028_FW_HAS_IF    (1u << 30)
+
+#define XC3028_FW_DTV                                                          \
+	(XC3028_FW_DTV6 | XC3028_FW_QAM | XC3028_FW_DTV7 | XC3028_FW_DTV78 |   \
+	 XC3028_FW_DTV8 | XC3028_FW_ATSC)
+
+/* Image data: le16-length records. */
+#define XC3028_REC_END       0xFFFF
+#define XC3028_REC_RESET     0x0000
+#define XC3028_REC_CLK_RESET 0xFF00
+#define XC3028_REC_SLEEP     0x8000
+
+#define XC3028_SCODE_ENTRY_LEN 12
+#define XC3028_SCODE_HEADER    0x20 /* | command flag */
+#define XC3028_SCODE_TRAILER   0x8C
+
+/* v4l2_std_id groups */
+#define XC3028_STD_MN 0x0000B700ull /* PAL-M/N/Nc, NTSC: 6 MHz channels */
+#define XC3028_STD_BG 0x00050007ull /* PAL/SECAM B and G */
+
+struct xc3028_image {
+	uint32_t type;
+	uint64_t std;
+	uint16_t if_khz; /* with XC3028_FW_HAS_IF */
+	const uint8_t *data;
+	uint32_t size;
+};
+
+struct xc3028_fw {
+	char name[XC3028_FW_NAME_LEN + 1];
+	uint16_t version;
+	unsigned int count;
+	struct xc3028_image *images;
+};
+
+/* Indices into fw.images, -1 for none. */
+struct xc3028_fwset {
+	int base;
+	int init1;
+	int std;
+	int scode;
+};
+
+/* What a tune needs from the firmware and the divider. */
+struct xc3028_mode {
+	uint32_t delsys;
+	uint32_t base_type; /* BASE, with F8MHZ for 7/8 MHz channels */
+	uint32_t std_type;  /* DTV or FM bits of the standard image */
+	uint64_t std;       /* analog: v4l2_std_id the image must carry */
+	uint32_t offset;    /* Hz */
+	uint32_t bandwidth; /* Hz */
+	int analog;
+	int radio;
+	int vhf7, uhf8; /* band plan seen, this tune included */
+};
+
+struct xc3028_priv {
+	const struct tunerd_host *host;
+	uint16_t addr;
+	unsigned int max_len;
+	unsigned int demod_if_khz;
+	const uint8_t *fw_data;
+	size_t fw_size;
+	struct xc3028_fw fw;
+	uint8_t cmd_flag;
+	int loaded_valid;
+	struct xc3028_fwset loaded;
+	int vhf7; /* a 7 MHz channel was tuned in VHF */
+	int uhf8; /* an 8 MHz channel was tuned in UHF */
+	int tuned;
+	struct xc3028_mode mode; /* of the last tune */
+	uint32_t frequency;      /* Hz, as programmed */
+};
+
+#define xc3028_log(priv, level, ...)                                           \
+	(priv)->host->log((priv)->host->ctx, (level), __VA_ARGS__)
+#define xc3028_dbg(priv, ...) xc3028_log(priv, TUNERD_LOG_DEBUG, __VA_ARGS__)
+
+/* xc3028.c */
+int xc3028_write(struct xc3028_priv *priv, const uint8_t *buf, uint16_t len);
+
+/* xc3028_fw.c */
+int xc3028_fw_parse(struct xc3028_priv *priv, const uint8_t *data, size_t size);
+void xc3028_fw_free(struct xc3028_fw *fw);
+void xc3028_fw_pick(const struct xc3028_priv *priv,
+		    const struct xc3028_mode *mode, struct xc3028_fwset *set);
+int xc3028_fw_upload(struct xc3028_priv *priv, int idx);
+int xc3028_fw_send_scode(struct xc3028_priv *priv, int idx);
+
+#endif /* TUNERD_XC3028_PRIV_H */

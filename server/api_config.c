@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The configuration file of the network API.  Mistakes stop the daemon
+ * at start with a sentence naming the entry: a typo in a role must not
+ * quietly leave the API open or closed.
+ */
+#include "api_config.h"
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void api_config_init(struct api_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->status_interval_ms = -1;
+}
+
+void api_config_free(struct api_config *cfg)
+{
+	for (size_t i = 0; i < cfg->ntokens; i++) {
+		free(cfg->tokens[i].name);
+		if (cfg->tokens[i].secret) {
+			explicit_bzero(cfg->tokens[i].secret,
+				       cfg->tokens[i].secret_len);
+			free(cfg->tokens[i].secret);
+		}
+	}
+	free(cfg->tokens);
+	free(cfg->name);
+	api_config_init(cfg);
+}
+
+static int fail(char *err, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int token_from_json(json_t *t, size_t i, struct api_token *out,
+			   char *err, size_t errlen)
+{
+	const char *name = NULL, *secret = NULL, *role = NULL;
+	json_error_t jerr;
+
+	if (json_unpack_ex(t, &jerr, JSON_STRICT, "{s:s, s:s, s:s}", "name",
+			   &name, "token", &secret, "role", &role))
+		return fail(err, errlen,
+			    "tokens[%zu]: needs exactly \"name\", \"token\" "
+			    "and \"role\" strings (%s)",
+			    i, jerr.text);
+	if (!*name || strlen(name) > API_TOKEN_NAME_MAX)
+		return fail(err, errlen,
+			    "tokens[%zu]: name must be 1..%d "
+			    "characters",
+			    i, API_TOKEN_NAME_MAX);
+	if (strlen(secret) < 8 || strlen(secret) > API_TOKEN_MAX)
+		return fail(err, errlen,
+			    "tokens[%zu] (\"%s\"): token must be 8..%d "
+			    "characters",
+			    i, name, API_TOKEN_MAX);
+	out->role = role_parse(role);
+	if (out->role == ROLE_NONE)
+		return fail(err, errlen,
+			    "tokens[%zu] (\"%s\"): role must be viewer, "
+			    "operator or admin",
+			    i, name);
+	out->name = strdup(name);
+	out->secret = strdup(secret);
+	out->secret_len = strlen(secret);
+	if (!out->name || !out->secret)
+		return fail(err, errlen, "out of memory");
+	return 0;
+}
+
+static int tokens_from_json(json_t *arr, struct api_config *cfg, char *err,
+			    size_t errlen)
+{
+	size_t i, j;
+	json_t *t;
+
+	if (!json_is_array(arr))
+		return fail(err, errlen, "\"tokens\" must be an array");
+	cfg->tokens = calloc(json_array_size(arr) + 1, sizeof(*cfg->tokens));
+	if (!cfg->tokens)
+		return fail(err, errlen, "out of memory");
+	json_array_foreach(arr, i, t)
+	{
+		if (token_from_json(t, i, &cfg->tokens[i], err, errlen)) {
+			cfg->ntokens = i + 1;
+			return -1;
+		}
+		cfg->ntokens = i + 1;
+		for (j = 0; j < i; j++)
+			if (!strcmp(cfg->tokens[j].name, cfg->tokens[i].name) ||
+			    !strcmp(cfg->tokens[j].secret,
+				    cfg->tokens[i].secret))
+				return fail(err, errlen,
+					    "tokens[%zu] (\"%s\"): name or "
+					    "token used twice",
+					    i, cfg->tokens[i].name);
+	}
+	return 0;
+}
+
+static int config_from_json(json_t *root, struct api_config *cfg, char *err,
+			    size_t errlen)
+{
+	const char *key;
+	json_t *v;
+
+	if (!json_is_object(root))
+		return fail(err, errlen, "the file must hold a JSON object");
+	json_object_foreach(root, key, v)
+	{
+		if (!strcmp(key, "name")) {
+			if (!json_is_string(v) || !json_string_length(v) ||
+			    json_string_length(v) > 64)
+				return fail(err, errlen,
+					    "\"name\" must be a "
+					    "string of 1..64 "
+					    "characters");
+			cfg->name = strdup(json_string_value(v));
+		} else if (!strcmp(key, "tokens")) {
+			if (tokens_from_json(v, cfg, err, errlen))
+				return -1;
+		} else if (!strcmp(key, "status_interval_ms")) {
+			if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+			    json_integer_value(v) > 3600000)
+				return fail(err, errlen,
+					    "\"status_interval_ms\" must be "
+					    "an integer 0..3600000");
+			cfg->status_interval_ms = json_integer_value(v);
+		} else {
+			return fail(err, errlen, "unknown key \"%s\"", key);
+		}
+	}
+	return 0;
+}
+
+static int config_finish(json_t *root, struct api_config *cfg, char *err,
+			 size_t errlen)
+{
+	int ret;
+
+	api_config_init(cfg);
+	ret = config_from_json(root, cfg, err, errlen);
+	json_decref(root);
+	if (ret)
+		api_config_free(cfg);
+	return ret;
+}
+
+int api_config_parse(const char *text, struct api_config *cfg, char *err,
+		     size_t errlen)
+{
+	json_error_t jerr;
+	json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
+
+	api_config_init(cfg);
+	if (!root)
+		return fail(err, errlen, "line %d: %s", jerr.line, jerr.text);
+	return config_finish(root, cfg, err, errlen);
+}
+
+int api_config_load(const char *path, struct api_config *cfg, char *err,
+		    size_t errlen)
+{
+	json_error_t jerr;
+	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+
+	api_config_init(cfg);
+	if (!root)
+		return fail(err, errlen, "%s: line %d: %s", path, jerr.line,
+			    jerr.text);
+	if (config_finish(root, cfg, err, errlen)) {
+		char inner[256];
+
+		snprintf(inner, sizeof(inner), "%s", err);
+		return fail(err, errlen, "%s: %s", path, inner);
+	}
+	return 0;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * api_config.h - the network API's configuration file (--config FILE):
+ *   {"name":"box1",
+ *    "tokens":[{"name":"ops","token":"...","role":"operator"}],
+ *    "status_interval_ms":1000}
+ * Every key is optional.  Tokens are kept only here and never logged.
+ */
+#ifndef TUNERD_API_CONFIG_H
+#define TUNERD_API_CONFIG_H
+
+#include <stddef.h>
+
+#include "auth.h"
+
+#define API_TOKEN_NAME_MAX 64
+#define API_TOKEN_MAX      256
+
+struct api_token {
+	char *name;
+	char *secret;
+	size_t secret_len;
+	enum role role;
+};
+
+struct api_config {
+	char *name; /* box name; NULL: not set */
+	struct api_token *tokens;
+	size_t ntokens;
+	long status_interval_ms; /* -1: not set */
+};
+
+/* Defaults: no name, no tokens, interval not set. */
+void api_config_init(struct api_config *cfg);
+/*
+ * Read and check path.  Returns 0, or -1 with a sentence in err (the
+ * file's line for JSON errors, the bad entry otherwise; never a token).
+ */
+int api_config_load(const char *path, struct api_config *cfg, char *err,
+		    size_t errlen);
+/* The same from a JSON text (tests). */
+int api_config_parse(const char *text, struct api_config *cfg, char *err,
+		     size_t errlen);
+void api_config_free(struct api_config *cfg);
+
+/* The auth decision on a configuration alone (auth_check() uses it). */
+void auth_check_config(const struct api_config *cfg, const char *bearer,
+		       const struct sockaddr *peer, enum role needed,
+		       struct auth_result *out);
+
+#endif /* TUNERD_API_CONFIG_H */

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: MIT
+#include "daemon.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "control.h"
+#include "eventbus.h"
+#include "log.h"
+#include "loop.h"
+#include "plugin_host.h"
+#include "tuner.h"
+
+int daemon_init(struct daemon *d, const struct daemon_config *cfg)
+{
+	memset(d, 0, sizeof(*d));
+	pthread_mutex_init(&d->lock, NULL);
+	d->stub = cfg->stub;
+	d->deadline_ms =
+	    cfg->deadline_ms ? cfg->deadline_ms : DAEMON_DEFAULT_DEADLINE_MS;
+	if (cfg->firmware_dir)
+		snprintf(d->firmware_dir, sizeof(d->firmware_dir), "%s",
+			 cfg->firmware_dir);
+	if (cfg->name)
+		snprintf(d->name, sizeof(d->name), "%s", cfg->name);
+	else if (gethostname(d->name, sizeof(d->name) - 1) < 0)
+		snprintf(d->name, sizeof(d->name), "tunerd");
+	d->started_ms = eventbus_now_ms();
+	d->loop = loop_new();
+	if (!d->loop)
+		goto err;
+	d->events = eventbus_new(
+	    cfg->event_ring ? cfg->event_ring : EVENTBUS_DEFAULT_RING, d->loop);
+	if (!d->events)
+		goto err;
+	d->plugins = plugin_host_new(d->events);
+	if (!d->plugins)
+		goto err;
+	for (const char *const *dir = cfg->plugin_dirs; dir && *dir; dir++)
+		if (plugin_host_add_dir(d->plugins, *dir))
+			goto err;
+	return 0;
+err:
+	daemon_fini(d);
+	return -ENOMEM;
+}
+
+int daemon_start(struct daemon *d)
+{
+	return control_start(d);
+}
+
+void daemon_fini(struct daemon *d)
+{
+	d->stopping = 1;
+	tuners_shutdown(d);
+	control_stop(d);
+	plugin_host_free(d->plugins);
+	eventbus_free(d->events);
+	loop_free(d->loop);
+	d->plugins = NULL;
+	d->events = NULL;
+	d->loop = NULL;
+	pthread_mutex_destroy(&d->lock);
+}
+
+void daemon_session(struct daemon *d, struct stub_session *out)
+{
+	pthread_mutex_lock(&d->lock);
+	*out = d->session;
+	pthread_mutex_unlock(&d->lock);
+}

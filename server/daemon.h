@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * daemon.h - the daemon-wide state every module reaches through one
+ * struct daemon, and the hooks where the network layer plugs in.
+ */
+#ifndef TUNERD_DAEMON_H
+#define TUNERD_DAEMON_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stub.h"
+
+struct control;
+struct eventbus;
+struct loop;
+struct plugin_host;
+struct tuner;
+
+#define DAEMON_DEFAULT_DEADLINE_MS 3000
+#define DAEMON_NAME_LEN            64
+
+/* What the stub's INIT said; connected == 0 while there is none. */
+struct stub_session {
+	int connected;
+	uint32_t kind; /* TSTUB_KIND_KERNEL or _SIM */
+	uint32_t major, minor;
+	uint64_t flags; /* accepted TSTUB_CAP_* */
+	uint32_t settle_permille;
+	uint32_t max_clients;
+	int64_t since_ms; /* realtime of the INIT */
+};
+
+struct daemon_config {
+	struct stub_addr stub;
+	const char *const *plugin_dirs; /* NULL-terminated */
+	const char *firmware_dir;       /* may be NULL: no firmware */
+	unsigned int deadline_ms;
+	size_t event_ring;
+	const char *name; /* NULL: the host name */
+};
+
+struct daemon {
+	struct loop *loop;
+	struct eventbus *events;
+	struct plugin_host *plugins;
+	struct control *control;
+	struct stub_addr stub;
+	char firmware_dir[PATH_MAX]; /* "" when none */
+	unsigned int deadline_ms;
+	char name[DAEMON_NAME_LEN];
+	int64_t started_ms; /* realtime */
+
+	/* Guards what other threads read: the tuner list and the published
+	 * snapshots, the session. */
+	pthread_mutex_t lock;
+	struct tuner *tuners; /* sorted by id */
+	struct stub_session session;
+
+	int stopping;
+	void *api; /* the network layer's state */
+};
+
+/* Build the loop, event bus and plugin host.  0 or a negative errno. */
+int daemon_init(struct daemon *d, const struct daemon_config *cfg);
+/* Connect to the stub (retrying in the background). */
+int daemon_start(struct daemon *d);
+/* Kill the workers, close the stub, free everything. */
+void daemon_fini(struct daemon *d);
+
+/* Any thread: a copy of the stub session. */
+void daemon_session(struct daemon *d, struct stub_session *out);
+
+/*
+ * Command-line options of the network layer: main() accepts each --NAME
+ * (with a value when has_arg), lists it in --help, and hands it to
+ * api_option() after daemon_init() and before api_start().
+ */
+struct api_option {
+	const char *name;
+	int has_arg;
+	const char *arg_name; /* "ADDR:PORT", shown in --help */
+	const char *help;
+};
+extern const struct api_option api_options[]; /* ends with {NULL} */
+/* Returns 0, or -1 after logging why (main() then exits). */
+int api_option(struct daemon *d, const char *name, const char *value);
+
+/*
+ * The network layer's hooks.  main() calls api_start() once the daemon is
+ * initialised and before the loop runs (loop thread), and api_stop() after
+ * the loop ended and before daemon_fini().  A build without the network
+ * layer links api_none.c, whose hooks do nothing.
+ */
+int api_start(struct daemon *d);
+void api_stop(struct daemon *d);
+
+#endif /* TUNERD_DAEMON_H */

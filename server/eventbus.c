@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: MIT
+#include "eventbus.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "loop.h"
+
+struct subscriber {
+	long id;
+	eventbus_fn fn; /* NULL: unsubscribed, freed when no dispatch runs */
+	void *arg;
+	struct subscriber *next;
+};
+
+struct eventbus {
+	pthread_mutex_t lock; /* the ring and next_seq */
+	struct event **ring;
+	size_t size, count, oldest; /* oldest: index of the oldest event */
+	uint64_t next_seq;
+	/* Loop thread only: */
+	struct subscriber *subs;
+	long next_sub_id;
+	int dispatching;
+	struct loop *loop;
+};
+
+struct eventbus *eventbus_new(size_t ring_size, struct loop *loop)
+{
+	struct eventbus *eb;
+
+	if (ring_size == 0)
+		return NULL;
+	eb = calloc(1, sizeof(*eb));
+	if (!eb)
+		return NULL;
+	eb->ring = calloc(ring_size, sizeof(*eb->ring));
+	if (!eb->ring) {
+		free(eb);
+		return NULL;
+	}
+	pthread_mutex_init(&eb->lock, NULL);
+	eb->size = ring_size;
+	eb->next_seq = 1;
+	eb->loop = loop;
+	return eb;
+}
+
+void eventbus_free(struct eventbus *eb)
+{
+	struct subscriber *s, *next;
+
+	if (!eb)
+		return;
+	for (size_t i = 0; i < eb->count; i++)
+		event_put(eb->ring[(eb->oldest + i) % eb->size]);
+	for (s = eb->subs; s; s = next) {
+		next = s->next;
+		free(s);
+	}
+	pthread_mutex_destroy(&eb->lock);
+	free(eb->ring);
+	free(eb);
+}
+
+const struct event *event_get(const struct event *ev)
+{
+	struct event *e = (struct event *)ev;
+
+	__atomic_add_fetch(&e->refs, 1, __ATOMIC_RELAXED);
+	return ev;
+}
+
+void event_put(const struct event *ev)
+{
+	struct event *e = (struct event *)ev;
+
+	if (e && __atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		free(e);
+}
+
+void eventbus_format_time(int64_t time_ms, char *buf, size_t len)
+{
+	time_t sec = (time_t)(time_ms / 1000);
+	struct tm tm;
+
+	gmtime_r(&sec, &tm);
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+		 tm.tm_min, tm.tm_sec, (int)(time_ms % 1000));
+}
+
+int64_t eventbus_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Serialise once: the envelope first, then the caller's fields. */
+static struct event *event_build(uint64_t seq, const char *type, long tuner,
+				 json_t *fields)
+{
+	int64_t now = eventbus_now_ms();
+	char stamp[32], *text;
+	struct event *ev = NULL;
+	const char *key;
+	json_t *obj, *val;
+	size_t len;
+
+	eventbus_format_time(now, stamp, sizeof(stamp));
+	obj = json_pack("{s:I,s:s,s:s}", "seq", (json_int_t)seq, "time", stamp,
+			"type", type);
+	if (!obj)
+		return NULL;
+	json_object_set_new(obj, "tuner",
+			    tuner == EVENTBUS_NO_TUNER ? json_null()
+						       : json_integer(tuner));
+	json_object_foreach(fields, key, val) if (!json_object_get(obj, key))
+	    json_object_set(obj, key, val);
+	text = json_dumps(obj, JSON_COMPACT);
+	json_decref(obj);
+	if (!text)
+		return NULL;
+	len = strlen(text);
+	ev = malloc(sizeof(*ev) + len + 1);
+	if (ev) {
+		*ev = (struct event){.seq = seq,
+				     .time_ms = now,
+				     .tuner = tuner,
+				     .json_len = len,
+				     .refs = 1};
+		snprintf(ev->type, sizeof(ev->type), "%s", type);
+		memcpy(ev + 1, text, len + 1);
+		ev->json = (const char *)(ev + 1);
+	}
+	free(text);
+	return ev;
+}
+
+static void eventbus_ring_push(struct eventbus *eb, struct event *ev)
+{
+	if (eb->count == eb->size) {
+		event_put(eb->ring[eb->oldest]);
+		eb->ring[eb->oldest] = ev;
+		eb->oldest = (eb->oldest + 1) % eb->size;
+		return;
+	}
+	eb->ring[(eb->oldest + eb->count) % eb->size] = ev;
+	eb->count++;
+}
+
+static void eventbus_dispatch(struct eventbus *eb, const struct event *ev)
+{
+	struct subscriber **pp, *s;
+
+	eb->dispatching++;
+	for (s = eb->subs; s; s = s->next)
+		if (s->fn)
+			s->fn(ev, s->arg);
+	if (--eb->dispatching)
+		return;
+	for (pp = &eb->subs; (s = *pp);) {
+		if (s->fn) {
+			pp = &s->next;
+			continue;
+		}
+		*pp = s->next;
+		free(s);
+	}
+}
+
+struct eventbus_post {
+	struct eventbus *eb;
+	const struct event *ev;
+};
+
+static void eventbus_dispatch_posted(void *arg)
+{
+	struct eventbus_post *p = arg;
+
+	eventbus_dispatch(p->eb, p->ev);
+	event_put(p->ev);
+	free(p);
+}
+
+static void eventbus_notify(struct eventbus *eb, const struct event *ev)
+{
+	struct eventbus_post *p;
+
+	if (!eb->loop || loop_in_thread(eb->loop)) {
+		eventbus_dispatch(eb, ev);
+		return;
+	}
+	p = malloc(sizeof(*p));
+	if (!p)
+		return;
+	p->eb = eb;
+	p->ev = event_get(ev);
+	if (loop_post(eb->loop, eventbus_dispatch_posted, p) < 0) {
+		event_put(p->ev);
+		free(p);
+	}
+}
+
+uint64_t eventbus_publish(struct eventbus *eb, const char *type, long tuner,
+			  json_t *fields)
+{
+	struct event *ev;
+	uint64_t seq = 0;
+
+	pthread_mutex_lock(&eb->lock);
+	ev = event_build(eb->next_seq, type, tuner, fields);
+	if (ev) {
+		seq = eb->next_seq++;
+		event_get(ev); /* for the notification below */
+		eventbus_ring_push(eb, ev);
+	}
+	pthread_mutex_unlock(&eb->lock);
+	json_decref(fields);
+	if (!ev)
+		return 0;
+	eventbus_notify(eb, ev);
+	event_put(ev);
+	return seq;
+}
+
+uint64_t eventbus_last_seq(struct eventbus *eb)
+{
+	uint64_t seq;
+
+	pthread_mutex_lock(&eb->lock);
+	seq = eb->next_seq - 1;
+	pthread_mutex_unlock(&eb->lock);
+	return seq;
+}
+
+uint64_t eventbus_oldest_seq(struct eventbus *eb)
+{
+	uint64_t seq;
+
+	pthread_mutex_lock(&eb->lock);
+	seq = eb->count ? eb->ring[eb->oldest]->seq : eb->next_seq;
+	pthread_mutex_unlock(&eb->lock);
+	return seq;
+}
+
+int eventbus_read(struct eventbus *eb, uint64_t since, size_t max,
+		  eventbus_fn fn, void *arg, struct eventbus_read *res)
+{
+	struct eventbus_read r = {.last = since};
+	uint64_t oldest;
+	size_t i = 0;
+
+	pthread_mutex_lock(&eb->lock);
+	oldest = eb->count ? eb->ring[eb->oldest]->seq : eb->next_seq;
+	if (since + 1 < oldest) {
+		r.gap = 1;
+		r.missed = oldest - since - 1;
+	}
+	/* Seqs are consecutive in the ring: index straight to since + 1. */
+	if (since >= oldest)
+		i = (size_t)(since - oldest + 1);
+	for (; i < eb->count; i++) {
+		const struct event *ev = eb->ring[(eb->oldest + i) % eb->size];
+
+		if (max && r.count == max) {
+			r.more = 1;
+			break;
+		}
+		fn(ev, arg);
+		r.count++;
+		r.last = ev->seq;
+	}
+	pthread_mutex_unlock(&eb->lock);
+	if (res)
+		*res = r;
+	return 0;
+}
+
+long eventbus_subscribe(struct eventbus *eb, eventbus_fn fn, void *arg)
+{
+	struct subscriber *s = calloc(1, sizeof(*s)), **pp;
+
+	if (!s)
+		return -ENOMEM;
+	s->id = ++eb->next_sub_id;
+	s->fn = fn;
+	s->arg = arg;
+	/* Appended: subscribers are called in the order they came. */
+	for (pp = &eb->subs; *pp; pp = &(*pp)->next)
+		;
+	*pp = s;
+	return s->id;
+}
+
+void eventbus_unsubscribe(struct eventbus *eb, long id)
+{
+	struct subscriber **pp, *s;
+
+	for (pp = &eb->subs; (s = *pp); pp = &s->next) {
+		if (s->id != id)
+			continue;
+		if (eb->dispatching) {
+			s->fn = NULL;
+		} else {
+			*pp = s->next;
+			free(s);
+		}
+		return;
+	}
+}

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * eventbus.h - what happened in the daemon, in order: tunes, lock changes,
+ * plugins, attach/detach, worker crashes, stub connection.
+ *
+ * Each event gets a 64-bit sequence number (1, 2, ...), a realtime stamp
+ * and is serialised once, at publish, into
+ *   {"seq":N,"time":"2024-05-01T12:00:00.123Z","type":"tuner.tune",
+ *    "tuner":3 or null, ...fields}
+ * The last N events stay in a ring so a client can catch up ("since seq")
+ * and learn when it fell behind too far (a gap).
+ *
+ * Thread safety: publish and read from any thread (a mutex guards the
+ * ring).  Subscriber callbacks run in the loop thread: a publish from
+ * another thread hands them over with loop_post().
+ */
+#ifndef TUNERD_EVENTBUS_H
+#define TUNERD_EVENTBUS_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct loop;
+struct eventbus;
+
+#define EVENTBUS_NO_TUNER     (-1L)
+#define EVENTBUS_DEFAULT_RING 4096
+
+/* One published event; immutable, reference-counted. */
+struct event {
+	uint64_t seq;
+	int64_t time_ms; /* realtime, ms since the epoch */
+	long tuner;      /* EVENTBUS_NO_TUNER or a tuner id */
+	char type[32];   /* "tuner.tune", ... */
+	const char *json;
+	size_t json_len;
+	int refs; /* internal */
+};
+
+/* A subscriber; the event is valid for the call (event_get() to keep). */
+typedef void (*eventbus_fn)(const struct event *ev, void *arg);
+
+/* loop may be NULL: subscribers then run in the publishing thread. */
+struct eventbus *eventbus_new(size_t ring_size, struct loop *loop);
+void eventbus_free(struct eventbus *eb);
+
+/*
+ * Publish an event; fields (a JSON object, may be NULL) is consumed (its
+ * reference is stolen, as with json_object_set_new).  Keys seq, time,
+ * type and tuner in fields are ignored.  Returns the seq, or 0 if the
+ * event could not be built (out of memory).
+ */
+uint64_t eventbus_publish(struct eventbus *eb, const char *type, long tuner,
+			  json_t *fields);
+
+/* seq of the newest event (0 if none) and of the oldest one kept. */
+uint64_t eventbus_last_seq(struct eventbus *eb);
+uint64_t eventbus_oldest_seq(struct eventbus *eb);
+
+struct eventbus_read {
+	size_t count;    /* events handed to the callback */
+	uint64_t last;   /* seq of the last one handed, or since */
+	int gap;         /* 1: events after since were dropped from the ring */
+	uint64_t missed; /* how many of them */
+	int more;        /* 1: max stopped the read before the newest */
+};
+
+/*
+ * Hand the events with seq > since, oldest first, at most max (0: no
+ * limit), to fn.  fn runs with the ring locked: it copies what it needs
+ * and must not call back into the bus.  Returns 0.
+ */
+int eventbus_read(struct eventbus *eb, uint64_t since, size_t max,
+		  eventbus_fn fn, void *arg, struct eventbus_read *res);
+
+/* Returns a subscription id (> 0) or a negative errno. */
+long eventbus_subscribe(struct eventbus *eb, eventbus_fn fn, void *arg);
+void eventbus_unsubscribe(struct eventbus *eb, long id);
+
+/* Keep an event beyond a callback; release with event_put(). */
+const struct event *event_get(const struct event *ev);
+void event_put(const struct event *ev);
+
+/* CLOCK_REALTIME in ms since the epoch, as events carry it. */
+int64_t eventbus_now_ms(void);
+
+/* "2024-05-01T12:00:00.123Z" (24 chars + NUL). */
+void eventbus_format_time(int64_t time_ms, char *buf, size_t len);
+
+#endif /* TUNERD_EVENTBUS_H */

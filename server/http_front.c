@@ -1,0 +1,555 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The one port of the network API.
+ *
+ * libmicrohttpd runs with MHD_USE_NO_LISTEN_SOCKET | MHD_USE_EPOLL and
+ * no thread of its own: its epoll fd sits in the daemon's loop, MHD_run()
+ * runs when that fd is readable or MHD's timeout is due.  So every REST
+ * handler runs in the loop thread next to the tuners, and a request
+ * waiting for a tuner is a suspended MHD connection, never a thread.
+ *
+ * The front accepts itself so that a WebSocket upgrade can go to
+ * libwebsockets instead: it peeks at the request head without taking the
+ * bytes (MSG_PEEK), in a private edge-triggered epoll set so a partial
+ * head costs nothing until more bytes come, and decides on the
+ * "Upgrade: websocket" header.  The peek is bounded by
+ * HTTP_FRONT_PEEK_MAX bytes and HTTP_FRONT_PEEK_MS; a head that is not
+ * complete by then goes to MHD, which answers it or times it out (so a
+ * WebSocket client must send its head within HTTP_FRONT_PEEK_MS, which
+ * every client does right after connecting).
+ */
+#define _GNU_SOURCE /* accept4 */
+#include "http_front.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "loop.h"
+#include "net_api.h"
+#include "rest.h"
+#include "ws.h"
+
+/* Refused connections get a short answer while they wait in the peek
+ * set; beyond this many even that is skipped (plain close). */
+#define FRONT_REFUSING_MAX 64
+/* Cap on accept() calls per loop turn, so a flood cannot starve the
+ * tuners. */
+#define FRONT_ACCEPT_BATCH    64
+#define FRONT_ACCEPT_PAUSE_MS 100
+
+struct pending {
+	struct http_front *f;
+	int fd;
+	int refuse;
+	uint64_t deadline_ms;
+	struct sockaddr_storage peer;
+	socklen_t peer_len;
+	struct pending *prev, *next;
+};
+
+struct http_front {
+	struct net_api *net;
+	struct loop *loop;
+	int listen_fd;
+	int port;
+	int peek_ep;
+	struct pending *pending;
+	unsigned int refusing;
+	uint64_t sweep_timer;
+	uint64_t accept_timer;
+	struct MHD_Daemon *mhd;
+	int mhd_ep;
+	uint64_t mhd_timer, mhd_due;
+	int in_run;         /* inside MHD_run() */
+	unsigned int conns; /* pending + MHD + adopted WebSockets */
+};
+
+#define REFUSAL_BODY                                                           \
+	"{\"error\":{\"code\":\"unavailable\",\"message\":\"too many "         \
+	"connections: try again later\",\"details\":{\"max_connections\":"     \
+	"256}}}\n"
+
+static const char refusal[] = "HTTP/1.1 503 Service Unavailable\r\n"
+			      "Content-Type: application/json\r\n"
+			      "Connection: close\r\n"
+			      "Retry-After: 1\r\n"
+			      "Content-Length: %zu\r\n\r\n" REFUSAL_BODY;
+
+/* ---- MHD in the loop ---- */
+
+static long mhd_timer_fn(struct loop *l, uint64_t id, void *arg);
+
+/*
+ * Run MHD, then make sure the loop calls it again by its next timeout.
+ * An armed timer that is due no later than needed stays: it may fire
+ * early (MHD then has nothing to do and says when to come back), which
+ * costs less than re-arming after every request.
+ */
+static void mhd_run(struct http_front *f)
+{
+	MHD_UNSIGNED_LONG_LONG ms;
+	uint64_t due;
+
+	f->in_run = 1;
+	MHD_run(f->mhd);
+	f->in_run = 0;
+	if (MHD_get_timeout(f->mhd, &ms) != MHD_YES)
+		return;
+	due = loop_now_ms() + ms;
+	if (f->mhd_timer && f->mhd_due <= due)
+		return;
+	loop_del_timer(f->loop, f->mhd_timer);
+	f->mhd_due = due;
+	f->mhd_timer = loop_add_timer(f->loop, ms, mhd_timer_fn, f);
+}
+
+static long mhd_timer_fn(struct loop *l, uint64_t id, void *arg)
+{
+	struct http_front *f = arg;
+
+	(void)l;
+	(void)id;
+	f->mhd_timer = 0; /* this timer ends; mhd_run() arms the next */
+	mhd_run(f);
+	return LOOP_TIMER_DONE;
+}
+
+static void mhd_ready(struct loop *l, int fd, unsigned int events, void *arg)
+{
+	(void)l;
+	(void)fd;
+	(void)events;
+	mhd_run(arg);
+}
+
+void http_front_kick_soon(struct http_front *f)
+{
+	if (!f || !f->mhd)
+		return;
+	if (f->mhd_timer && f->mhd_due <= loop_now_ms())
+		return;
+	loop_del_timer(f->loop, f->mhd_timer);
+	f->mhd_due = loop_now_ms();
+	f->mhd_timer = loop_add_timer(f->loop, 0, mhd_timer_fn, f);
+}
+
+void http_front_kick(struct http_front *f)
+{
+	if (!f || !f->mhd)
+		return;
+	if (f->in_run)
+		http_front_kick_soon(f); /* inside MHD: right after it */
+	else
+		mhd_run(f);
+}
+
+static void mhd_notify(void *cls, struct MHD_Connection *c, void **socket_ctx,
+		       enum MHD_ConnectionNotificationCode toe)
+{
+	struct http_front *f = cls;
+
+	(void)c;
+	(void)socket_ctx;
+	if (toe == MHD_CONNECTION_NOTIFY_CLOSED && f->conns)
+		f->conns--;
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	(void)cls;
+	if (log_get_level() >= LL_DEBUG)
+		log_vmsg(LL_DEBUG, fmt, ap);
+}
+
+static int mhd_start(struct http_front *f)
+{
+	const union MHD_DaemonInfo *info;
+	unsigned int flags = MHD_USE_NO_LISTEN_SOCKET | MHD_USE_EPOLL |
+			     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+
+	f->mhd = MHD_start_daemon(
+	    flags, 0, NULL, NULL, rest_access_handler, f->net,
+	    MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTP_FRONT_MAX_CONNS + 8,
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_FRONT_CONN_MEMORY,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTP_FRONT_IDLE_S,
+	    MHD_OPTION_NOTIFY_COMPLETED, rest_request_completed, f->net,
+	    MHD_OPTION_URI_LOG_CALLBACK, rest_uri_log, f->net,
+	    MHD_OPTION_NOTIFY_CONNECTION, mhd_notify, f,
+	    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, f, MHD_OPTION_END);
+	if (!f->mhd) {
+		log_err("http: libmicrohttpd would not start");
+		return -1;
+	}
+	info = MHD_get_daemon_info(f->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+	if (!info || info->epoll_fd < 0) {
+		log_err("http: libmicrohttpd has no epoll fd");
+		return -1;
+	}
+	f->mhd_ep = info->epoll_fd;
+	if (loop_add_fd(f->loop, f->mhd_ep, LOOP_READ, mhd_ready, f) < 0)
+		return -1;
+	return 0;
+}
+
+/* ---- peeking at new connections ---- */
+
+static void pending_unlink(struct http_front *f, struct pending *p)
+{
+	if (p->prev)
+		p->prev->next = p->next;
+	else
+		f->pending = p->next;
+	if (p->next)
+		p->next->prev = p->prev;
+	epoll_ctl(f->peek_ep, EPOLL_CTL_DEL, p->fd, NULL);
+	if (p->refuse)
+		f->refusing--;
+}
+
+/* Drop a pending connection that goes nowhere. */
+static void pending_close(struct http_front *f, struct pending *p)
+{
+	pending_unlink(f, p);
+	close(p->fd);
+	if (!p->refuse && f->conns)
+		f->conns--;
+	free(p);
+}
+
+/* Answer a connection over the cap: take its head, say why, close. */
+static void refuse(struct http_front *f, struct pending *p)
+{
+	char sink[HTTP_FRONT_PEEK_MAX];
+	ssize_t n;
+
+	n = recv(p->fd, sink, sizeof(sink), MSG_DONTWAIT);
+	(void)n;
+	n = snprintf(sink, sizeof(sink), refusal, sizeof(REFUSAL_BODY) - 1);
+	n = send(p->fd, sink, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
+	(void)n;
+	shutdown(p->fd, SHUT_WR);
+	pending_close(f, p);
+}
+
+/* Does the request head carry "Upgrade: websocket"?  Only the header
+ * names and this one value are looked at; libmicrohttpd and
+ * libwebsockets parse the request for real. */
+static int head_wants_websocket(const char *head, size_t len)
+{
+	const char *p = memchr(head, '\n', len), *end = head + len;
+
+	while (p && p + 1 < end) {
+		const char *line = p + 1, *eol, *v;
+
+		p = memchr(line, '\n', (size_t)(end - line));
+		eol = p ? p : end;
+		if ((size_t)(eol - line) < 8 ||
+		    strncasecmp(line, "upgrade:", 8))
+			continue;
+		for (v = line + 8; v + 9 <= eol; v++)
+			if (!strncasecmp(v, "websocket", 9))
+				return 1;
+	}
+	return 0;
+}
+
+static void hand_over(struct http_front *f, struct pending *p, int ws)
+{
+	int fd = p->fd;
+
+	pending_unlink(f, p);
+	if (ws) {
+		if (ws_adopt(f->net->d, fd) < 0 && f->conns)
+			f->conns--;
+	} else if (MHD_add_connection(f->mhd, fd, (struct sockaddr *)&p->peer,
+				      p->peer_len) != MHD_YES) {
+		/* MHD closed the fd. */
+		log_warn("http: could not take a connection: %s",
+			 strerror(errno));
+		if (f->conns)
+			f->conns--;
+	} else {
+		mhd_run(f);
+	}
+	free(p);
+}
+
+/* Look at what has arrived so far; hand over once the head is in. */
+static void pending_check(struct http_front *f, struct pending *p, int late)
+{
+	char head[HTTP_FRONT_PEEK_MAX + 1];
+	ssize_t n =
+	    recv(p->fd, head, HTTP_FRONT_PEEK_MAX, MSG_PEEK | MSG_DONTWAIT);
+
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+		pending_close(f, p);
+		return;
+	}
+	if (n < 0)
+		n = 0;
+	head[n] = '\0';
+	if (!late && n < HTTP_FRONT_PEEK_MAX && !strstr(head, "\r\n\r\n"))
+		return;
+	if (p->refuse) {
+		refuse(f, p);
+		return;
+	}
+	/* A head still incomplete at the deadline (a slow or idle client)
+	 * goes to MHD, whose idle timeout then applies. */
+	hand_over(f, p, head_wants_websocket(head, (size_t)n));
+}
+
+static void peek_ready(struct loop *l, int fd, unsigned int events, void *arg)
+{
+	struct http_front *f = arg;
+	struct epoll_event evs[32];
+	int n;
+
+	(void)l;
+	(void)fd;
+	(void)events;
+	n = epoll_wait(f->peek_ep, evs, 32, 0);
+	for (int i = 0; i < n; i++)
+		pending_check(f, evs[i].data.ptr, 0);
+}
+
+static long sweep_fn(struct loop *l, uint64_t id, void *arg)
+{
+	struct http_front *f = arg;
+	uint64_t now = loop_now_ms();
+	struct pending *p, *next;
+
+	(void)l;
+	(void)id;
+	for (p = f->pending; p; p = next) {
+		next = p->next;
+		if (now >= p->deadline_ms)
+			pending_check(f, p, 1);
+	}
+	if (!f->pending) {
+		f->sweep_timer = 0;
+		return LOOP_TIMER_DONE;
+	}
+	return 100;
+}
+
+static void track(struct http_front *f, int fd, const struct sockaddr *peer,
+		  socklen_t len, int over_cap)
+{
+	struct pending *p = calloc(1, sizeof(*p));
+	struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP | EPOLLET};
+
+	if (!p || (over_cap && f->refusing >= FRONT_REFUSING_MAX)) {
+		free(p);
+		close(fd);
+		return;
+	}
+	p->f = f;
+	p->fd = fd;
+	p->refuse = over_cap;
+	p->deadline_ms = loop_now_ms() + HTTP_FRONT_PEEK_MS;
+	memcpy(&p->peer, peer, len);
+	p->peer_len = len;
+	ev.data.ptr = p;
+	if (epoll_ctl(f->peek_ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		free(p);
+		close(fd);
+		return;
+	}
+	p->next = f->pending;
+	if (p->next)
+		p->next->prev = p;
+	f->pending = p;
+	if (over_cap)
+		f->refusing++;
+	else
+		f->conns++;
+	if (!f->sweep_timer)
+		f->sweep_timer = loop_add_timer(f->loop, 100, sweep_fn, f);
+}
+
+static long accept_resume(struct loop *l, uint64_t id, void *arg)
+{
+	struct http_front *f = arg;
+
+	(void)id;
+	f->accept_timer = 0;
+	loop_set_fd_mask(l, f->listen_fd, LOOP_READ);
+	return LOOP_TIMER_DONE;
+}
+
+/* Out of fds: the pending connection stays in the backlog and the
+ * listener would be readable forever, so stop watching it for a while. */
+static void accept_pause(struct http_front *f)
+{
+	log_warn("http: accept: %s; pausing for %d ms", strerror(errno),
+		 FRONT_ACCEPT_PAUSE_MS);
+	loop_set_fd_mask(f->loop, f->listen_fd, 0);
+	if (!f->accept_timer)
+		f->accept_timer = loop_add_timer(f->loop, FRONT_ACCEPT_PAUSE_MS,
+						 accept_resume, f);
+}
+
+static void accept_ready(struct loop *l, int fd, unsigned int events, void *arg)
+{
+	struct http_front *f = arg;
+
+	(void)l;
+	(void)events;
+	for (int i = 0; i < FRONT_ACCEPT_BATCH; i++) {
+		struct sockaddr_storage peer;
+		socklen_t len = sizeof(peer);
+		int c = accept4(fd, (struct sockaddr *)&peer, &len,
+				SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (c < 0) {
+			if (errno == EMFILE || errno == ENFILE ||
+			    errno == ENOBUFS || errno == ENOMEM)
+				accept_pause(f);
+			return;
+		}
+		track(f, c, (struct sockaddr *)&peer, len,
+		      f->conns >= HTTP_FRONT_MAX_CONNS);
+	}
+}
+
+/* ---- the listener ---- */
+
+/* "ADDR:PORT", "[V6]:PORT" or ":PORT" (every address). */
+static int listen_socket(const char *spec, int *port_out)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
+				 .ai_flags = AI_PASSIVE | AI_NUMERICHOST |
+					     AI_NUMERICSERV};
+	char host[128];
+	const char *colon = strrchr(spec, ':');
+	struct addrinfo *ai = NULL;
+	int fd = -1, one = 1, err;
+	size_t hlen;
+
+	if (!colon || !colon[1] || (size_t)(colon - spec) >= sizeof(host))
+		return -EINVAL;
+	hlen = (size_t)(colon - spec);
+	if (hlen >= 2 && spec[0] == '[' && spec[hlen - 1] == ']') {
+		memcpy(host, spec + 1, hlen - 2);
+		host[hlen - 2] = '\0';
+	} else {
+		memcpy(host, spec, hlen);
+		host[hlen] = '\0';
+	}
+	err = getaddrinfo(host[0] ? host : NULL, colon + 1, &hints, &ai);
+	if (err)
+		return -EINVAL;
+	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+		    0);
+	if (fd < 0)
+		goto err;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 128) < 0)
+		goto err;
+	freeaddrinfo(ai);
+	*port_out = http_front_bound_port(fd);
+	return fd;
+err:
+	err = -errno;
+	if (fd >= 0)
+		close(fd);
+	freeaddrinfo(ai);
+	return err;
+}
+
+int http_front_bound_port(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+		return -1;
+	if (ss.ss_family == AF_INET)
+		return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+}
+
+struct http_front *http_front_start(struct net_api *net, const char *spec)
+{
+	struct http_front *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->net = net;
+	f->loop = net->loop;
+	f->mhd_ep = -1;
+	f->peek_ep = epoll_create1(EPOLL_CLOEXEC);
+	f->listen_fd = listen_socket(spec, &f->port);
+	if (f->listen_fd < 0) {
+		log_err("http: cannot listen on %s: %s", spec,
+			strerror(-f->listen_fd));
+		goto err;
+	}
+	if (f->peek_ep < 0 || mhd_start(f) ||
+	    loop_add_fd(f->loop, f->peek_ep, LOOP_READ, peek_ready, f) < 0 ||
+	    loop_add_fd(f->loop, f->listen_fd, LOOP_READ, accept_ready, f) < 0)
+		goto err;
+	log_info("http: listening on %s (port %d)", spec, f->port);
+	return f;
+err:
+	http_front_stop(f);
+	return NULL;
+}
+
+void http_front_stop(struct http_front *f)
+{
+	if (!f)
+		return;
+	if (f->listen_fd >= 0) {
+		loop_del_fd(f->loop, f->listen_fd);
+		close(f->listen_fd);
+	}
+	while (f->pending)
+		pending_close(f, f->pending);
+	if (f->peek_ep >= 0) {
+		loop_del_fd(f->loop, f->peek_ep);
+		close(f->peek_ep);
+	}
+	loop_del_timer(f->loop, f->sweep_timer);
+	loop_del_timer(f->loop, f->accept_timer);
+	if (f->mhd) {
+		if (f->mhd_ep >= 0)
+			loop_del_fd(f->loop, f->mhd_ep);
+		/* The waiting requests get their 503 out before the end. */
+		rest_cancel_waiting(f->net);
+		for (int i = 0; i < 3; i++)
+			MHD_run(f->mhd);
+		MHD_stop_daemon(f->mhd);
+	}
+	loop_del_timer(f->loop, f->mhd_timer);
+	free(f);
+}
+
+int http_front_port(const struct http_front *f)
+{
+	return f ? f->port : -1;
+}
+
+void http_front_conn_closed(struct daemon *d)
+{
+	struct net_api *net = net_api_of(d);
+
+	if (net && net->front && net->front->conns)
+		net->front->conns--;
+}
+
+unsigned int http_front_conns(const struct http_front *f)
+{
+	return f ? f->conns : 0;
+}

@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tunerd - the network tuner daemon: talks to the tuner stub (the kernel's
+ * /dev/tuner or the simulated box), runs one worker process per tuner with
+ * the chip's plugin, and serves the network API.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "eventbus.h"
+#include "log.h"
+#include "loop.h"
+#include "tuner.h"
+
+#ifndef TUNERD_PLUGIN_DIR
+#define TUNERD_PLUGIN_DIR "/usr/local/lib/tunerd/plugins"
+#endif
+#ifndef TUNERD_FIRMWARE_DIR
+#define TUNERD_FIRMWARE_DIR "/lib/firmware"
+#endif
+
+#define MAX_PLUGIN_DIRS 16
+#define MAX_API_ARGS    32
+#define OPT_API_BASE    1000
+
+struct options {
+	struct daemon_config cfg;
+	const char *dirs[MAX_PLUGIN_DIRS + 1];
+	int ndirs;
+	int log_level;
+	struct {
+		const char *name, *value;
+	} api[MAX_API_ARGS];
+	int napi;
+};
+
+static const struct option core_opts[] = {
+    {"stub", required_argument, NULL, 's'},
+    {"plugin-dir", required_argument, NULL, 'p'},
+    {"firmware-dir", required_argument, NULL, 'f'},
+    {"deadline-ms", required_argument, NULL, 'd'},
+    {"event-ring", required_argument, NULL, 'e'},
+    {"name", required_argument, NULL, 'n'},
+    {"log-level", required_argument, NULL, 'l'},
+    {"verbose", no_argument, NULL, 'v'},
+    {"help", no_argument, NULL, 'h'},
+};
+#define CORE_OPTS ((int)(sizeof(core_opts) / sizeof(core_opts[0])))
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: tunerd [OPTION]...\n"
+		"  --stub sim:PATH | kernel[:DEV]  the tuner stub (default "
+		"kernel:/dev/tuner)\n"
+		"  --plugin-dir DIR    chip plugins (repeatable; default %s)\n"
+		"  --firmware-dir DIR  firmware files (default %s)\n"
+		"  --deadline-ms MS    per-request deadline (default %d)\n"
+		"  --event-ring N      events kept for catching up (default "
+		"%d)\n"
+		"  --name NAME         this box's name (default: host name)\n"
+		"  -v, --verbose       more log (repeatable)\n"
+		"  --log-level LEVEL   err, warn, info or debug\n"
+		"  -h, --help          this text\n",
+		TUNERD_PLUGIN_DIR, TUNERD_FIRMWARE_DIR,
+		DAEMON_DEFAULT_DEADLINE_MS, EVENTBUS_DEFAULT_RING);
+	for (const struct api_option *o = api_options; o->name; o++) {
+		char left[64];
+
+		snprintf(left, sizeof(left), "--%s%s%s", o->name,
+			 o->has_arg ? " " : "",
+			 o->has_arg && o->arg_name ? o->arg_name : "");
+		fprintf(out, "  %-19s %s\n", left, o->help);
+	}
+}
+
+static int parse_uint(const char *s, unsigned long min, unsigned long max,
+		      unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || !*s || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_core(struct options *o, int c, const char *arg)
+{
+	unsigned long v;
+
+	switch (c) {
+	case 's':
+		return stub_parse(arg, &o->cfg.stub) ? -1 : 0;
+	case 'p':
+		if (o->ndirs == MAX_PLUGIN_DIRS)
+			return -1;
+		o->dirs[o->ndirs++] = arg;
+		return 0;
+	case 'f':
+		o->cfg.firmware_dir = arg;
+		return 0;
+	case 'd':
+		if (parse_uint(arg, 10, 600000, &v))
+			return -1;
+		o->cfg.deadline_ms = (unsigned int)v;
+		return 0;
+	case 'e':
+		if (parse_uint(arg, 16, 1 << 22, &v))
+			return -1;
+		o->cfg.event_ring = v;
+		return 0;
+	case 'n':
+		o->cfg.name = arg;
+		return 0;
+	case 'l':
+		o->log_level = log_parse_level(arg);
+		return o->log_level < 0 ? -1 : 0;
+	case 'v':
+		o->log_level = o->log_level < LL_INFO ? LL_INFO : LL_DEBUG;
+		return 0;
+	}
+	return -1;
+}
+
+/* getopt_long over the core options and the network layer's. */
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	struct option opts[CORE_OPTS + 64 + 1];
+	int n = CORE_OPTS, c, idx;
+
+	memcpy(opts, core_opts, sizeof(core_opts));
+	for (int i = 0; api_options[i].name && n < CORE_OPTS + 64; i++)
+		opts[n++] = (struct option){
+		    api_options[i].name,
+		    api_options[i].has_arg ? required_argument : no_argument,
+		    NULL, OPT_API_BASE + i};
+	opts[n] = (struct option){0};
+	while ((c = getopt_long(argc, argv, "vh", opts, &idx)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			exit(0);
+		}
+		if (c >= OPT_API_BASE && o->napi < MAX_API_ARGS) {
+			o->api[o->napi].name =
+			    api_options[c - OPT_API_BASE].name;
+			o->api[o->napi++].value = optarg;
+			continue;
+		}
+		if (c == '?' || parse_core(o, c, optarg)) {
+			if (c != '?')
+				fprintf(stderr,
+					"tunerd: bad value for --%s: "
+					"%s\n",
+					opts[idx].name, optarg ? optarg : "");
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "tunerd: unexpected argument %s\n",
+			argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+static void on_signal(struct loop *l, int fd, unsigned int ev, void *arg)
+{
+	struct daemon *d = arg;
+	struct signalfd_siginfo si;
+
+	(void)ev;
+	if (read(fd, &si, sizeof(si)) != sizeof(si))
+		return;
+	if (si.ssi_signo == SIGCHLD) {
+		tuners_reap(d);
+		return;
+	}
+	log_info("%s: shutting down", strsignal((int)si.ssi_signo));
+	d->stopping = 1;
+	loop_stop(l);
+}
+
+/* Signals arrive through the loop; blocked before any thread exists so
+ * every thread inherits the mask. */
+static int setup_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGCHLD);
+	signal(SIGPIPE, SIG_IGN);
+	if (sigprocmask(SIG_BLOCK, set, NULL) < 0)
+		return -errno;
+	return 0;
+}
+
+static int run(struct options *o, const sigset_t *sigs)
+{
+	struct daemon d;
+	int sfd, ret = 1;
+
+	if (daemon_init(&d, &o->cfg)) {
+		log_err("cannot initialise the daemon");
+		return 1;
+	}
+	for (int i = 0; i < o->napi; i++)
+		if (api_option(&d, o->api[i].name, o->api[i].value))
+			goto out;
+	sfd = signalfd(-1, sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0) {
+		log_err("signalfd: %s", strerror(errno));
+		goto out;
+	}
+	if (loop_add_fd(d.loop, sfd, LOOP_READ, on_signal, &d)) {
+		log_err("cannot watch signals");
+		close(sfd);
+		goto out;
+	}
+	log_info("tunerd %s starting (deadline %u ms, %zu plugin dir(s))",
+		 d.name, d.deadline_ms, (size_t)o->ndirs);
+	if (daemon_start(&d) || api_start(&d)) {
+		log_err("cannot start");
+		goto out_sig;
+	}
+	ret = loop_run(d.loop) ? 1 : 0;
+	api_stop(&d);
+out_sig:
+	loop_del_fd(d.loop, sfd);
+	close(sfd);
+out:
+	daemon_fini(&d);
+	log_info("stopped");
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = {.log_level = LL_INFO};
+	sigset_t sigs;
+
+	stub_parse("kernel", &o.cfg.stub);
+	if (parse_args(argc, argv, &o))
+		return 2;
+	if (!o.ndirs)
+		o.dirs[o.ndirs++] = TUNERD_PLUGIN_DIR;
+	o.dirs[o.ndirs] = NULL;
+	o.cfg.plugin_dirs = o.dirs;
+	if (!o.cfg.firmware_dir)
+		o.cfg.firmware_dir = TUNERD_FIRMWARE_DIR;
+	log_set_level(o.log_level);
+	if (setup_signals(&sigs)) {
+		log_err("cannot block signals");
+		return 1;
+	}
+	return run(&o, &sigs);
+}

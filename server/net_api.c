@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The network layer's hooks into the daemon (daemon.h: api_start,
+ * api_stop) and its state.
+ */
+#include "net_api.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "event_stream.h"
+#include "http_front.h"
+#include "lease.h"
+#include "log.h"
+#include "rest.h"
+
+struct net_api *net_api_of(const struct daemon *d)
+{
+	return d ? d->api : NULL;
+}
+
+const struct api_config *net_api_config(const struct daemon *d)
+{
+	struct net_api *net = net_api_of(d);
+
+	return net ? &net->cfg : NULL;
+}
+
+static void net_api_free(struct net_api *net)
+{
+	api_config_free(&net->cfg);
+	free(net->listen);
+	free(net->web_root);
+	free(net);
+}
+
+static int set_web_root(struct net_api *net, const char *dir)
+{
+	char real[PATH_MAX];
+
+	if (!realpath(dir, real)) {
+		/* The dashboard is optional: every file is then a 404. */
+		log_warn("http: web root %s: %s", dir, strerror(errno));
+		return 0;
+	}
+	net->web_root = strdup(real);
+	return net->web_root ? 0 : -1;
+}
+
+const struct api_option api_options[] = {
+    {"listen", 1, "ADDR:PORT",
+     "serve the network API (REST, events) on this TCP port"},
+    {"config", 1, "FILE", "JSON: name, tokens and roles, status interval"},
+    {"web-root", 1, "DIR", "serve the dashboard's files from DIR at /"},
+    {"status-interval-ms", 1, "MS",
+     "tuner.status event period (default 1000, 0 = off)"},
+    {NULL, 0, NULL, NULL},
+};
+
+static struct net_api *net_get(struct daemon *d)
+{
+	struct net_api *net = d->api;
+
+	if (net)
+		return net;
+	net = calloc(1, sizeof(*net));
+	if (!net)
+		return NULL;
+	api_config_init(&net->cfg);
+	net->d = d;
+	net->status_interval_cli = -1;
+	d->api = net;
+	return net;
+}
+
+static int load_config(struct net_api *net, const char *path)
+{
+	char err[320];
+
+	api_config_free(&net->cfg);
+	if (api_config_load(path, &net->cfg, err, sizeof(err))) {
+		log_err("config: %s", err);
+		return -1;
+	}
+	if (net->cfg.name)
+		snprintf(net->d->name, sizeof(net->d->name), "%s",
+			 net->cfg.name);
+	log_info("config: %s: %zu token(s)%s", path, net->cfg.ntokens,
+		 net->cfg.ntokens ? "" : ", API open to loopback only");
+	return 0;
+}
+
+static int set_option(struct net_api *net, const char *name, const char *value)
+{
+	char *end;
+	long v;
+
+	if (!strcmp(name, "listen")) {
+		free(net->listen);
+		net->listen = strdup(value);
+		return net->listen ? 0 : -1;
+	}
+	if (!strcmp(name, "config"))
+		return load_config(net, value);
+	if (!strcmp(name, "web-root"))
+		return set_web_root(net, value);
+	if (!strcmp(name, "status-interval-ms")) {
+		errno = 0;
+		v = strtol(value, &end, 10);
+		if (errno || !*value || *end || v < 0 || v > 3600000) {
+			log_err("--status-interval-ms: 0..3600000, not %s",
+				value);
+			return -1;
+		}
+		net->status_interval_cli = v;
+		return 0;
+	}
+	log_err("unknown network option --%s", name);
+	return -1;
+}
+
+int api_option(struct daemon *d, const char *name, const char *value)
+{
+	struct net_api *net = net_get(d);
+
+	if (!net)
+		return -1;
+	if (set_option(net, name, value ? value : "") == 0)
+		return 0;
+	/* main() gives up: leave nothing behind. */
+	d->api = NULL;
+	net_api_free(net);
+	return -1;
+}
+
+long net_api_status_interval_ms(const struct daemon *d)
+{
+	const struct net_api *net = net_api_of(d);
+
+	if (net && net->status_interval_cli >= 0)
+		return net->status_interval_cli;
+	if (net && net->cfg.status_interval_ms >= 0)
+		return net->cfg.status_interval_ms;
+	return NET_API_STATUS_INTERVAL_MS;
+}
+
+int api_start(struct daemon *d)
+{
+	struct net_api *net = net_api_of(d);
+
+	if (!net || !net->listen)
+		return 0;
+	net->loop = d->loop;
+	net->events = d->events;
+	net->started_ms = api_realtime_ms();
+	net->leases = lease_table_new(d->loop, d->events);
+	if (!net->leases)
+		return -ENOMEM;
+	net->front = http_front_start(net, net->listen);
+	if (net->front &&
+	    event_streams_start(d, net_api_status_interval_ms(d)) == 0)
+		return 0;
+	api_stop(d); /* main() does not call it when the start failed */
+	return -EADDRNOTAVAIL;
+}
+
+void api_stop(struct daemon *d)
+{
+	struct net_api *net = net_api_of(d);
+
+	if (!net)
+		return;
+	if (net->front)
+		event_streams_stop(d);
+	http_front_stop(net->front);
+	net->front = NULL;
+	rest_cache_free(net);
+	lease_table_free(net->leases);
+	d->api = NULL;
+	net_api_free(net);
+}

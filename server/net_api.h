@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * net_api.h - the network API's state inside the daemon: configuration,
+ * leases, the HTTP front and the requests waiting on a tuner.
+ * Loop thread only.
+ */
+#ifndef TUNERD_NET_API_H
+#define TUNERD_NET_API_H
+
+#include <stdint.h>
+
+#include "api_config.h"
+
+struct daemon;
+struct loop;
+struct eventbus;
+struct lease_table;
+struct http_front;
+struct rest_req;
+struct tuner_text;
+struct status_group;
+
+struct net_api {
+	struct daemon *d;
+	struct loop *loop;
+	struct eventbus *events;
+	struct api_config cfg;
+	struct lease_table *leases;
+	struct http_front *front;
+	char *listen;             /* --listen, or NULL */
+	char *web_root;           /* realpath of --web-root, or NULL */
+	long status_interval_cli; /* -1: not given */
+	uint64_t started_ms;
+	struct rest_req *waiting;           /* suspended requests */
+	struct tuner_text *tuner_texts;     /* rest_cache.c */
+	struct status_group *status_groups; /* rest_status.c */
+};
+
+/*
+ * The hooks main() calls (daemon.h): api_options[] lists --listen,
+ * --config, --web-root and --status-interval-ms; api_option() takes each
+ * (a broken config file stops the daemon with a clear message; its
+ * "name" replaces d->name); api_start() serves on --listen (nothing
+ * without it); api_stop() stops and frees everything.
+ */
+
+#define NET_API_STATUS_INTERVAL_MS 1000
+/* The tuner.status sampling period: --status-interval-ms, else the config
+ * file's status_interval_ms, else 1000.  0 = off. */
+long net_api_status_interval_ms(const struct daemon *d);
+
+/* The API state of d, or NULL when none was configured. */
+struct net_api *net_api_of(const struct daemon *d);
+/* The configuration of d (NULL when none was loaded). */
+const struct api_config *net_api_config(const struct daemon *d);
+
+#endif /* TUNERD_NET_API_H */

@@ -1,0 +1,574 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The REST API v1 on libmicrohttpd: one request context per request,
+ * bodies collected up to REST_BODY_MAX, routing, roles, answers.
+ *
+ * MHD calls the access handler once with the head, once per body chunk
+ * and once more when the body is complete; a request that waits for a
+ * tuner is suspended and MHD calls the handler again after its resume,
+ * which is when the kept answer is queued.  Every answer is queued once
+ * the request is complete: MHD 0.9.75 only accepts a response before the
+ * body is read or after it, and an early answer to a body-carrying
+ * request would leave the rest of the body to be parsed as a next
+ * request.  The exceptions (a Content-Length over the limit, a URI over
+ * REST_URI_MAX) make MHD close the connection after the answer.
+ */
+#include "rest.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "daemon.h"
+#include "http_front.h"
+#include "log.h"
+#include "loop.h"
+#include "net_api.h"
+#include "sse.h"
+
+void *rest_uri_log(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	struct rest_req *r = calloc(1, sizeof(*r));
+
+	if (r) {
+		r->net = cls;
+		r->conn = c;
+		r->uri_len = uri ? strlen(uri) : 0;
+	}
+	return r;
+}
+
+static void waiting_unlink(struct rest_req *r)
+{
+	if (!r->suspended)
+		return;
+	if (r->wprev)
+		r->wprev->wnext = r->wnext;
+	else
+		r->net->waiting = r->wnext;
+	if (r->wnext)
+		r->wnext->wprev = r->wprev;
+	r->wprev = r->wnext = NULL;
+}
+
+void rest_request_completed(void *cls, struct MHD_Connection *c, void **req_cls,
+			    enum MHD_RequestTerminationCode toe)
+{
+	struct rest_req *r = *req_cls;
+	struct net_api *net = cls;
+
+	(void)c;
+	(void)toe;
+	if (!r)
+		return;
+	/* A request only ends while suspended at shutdown; its tuner
+	 * completion must not find it afterwards. */
+	if (r->suspended || r->in_submit)
+		tuner_forget(net->d, r);
+	rest_status_forget(r);
+	waiting_unlink(r);
+	loop_del_timer(net->loop, r->poll_timer);
+	json_decref(r->reply);
+	free(r->body);
+	free(r);
+	*req_cls = NULL;
+}
+
+/* ---- answers ---- */
+
+void rest_add_header(struct rest_req *r, const char *name, const char *value)
+{
+	if (r->nhdr < 2) {
+		r->hname[r->nhdr] = name;
+		r->hval[r->nhdr] = value;
+		r->nhdr++;
+	}
+}
+
+enum MHD_Result rest_reply_text(struct rest_req *r, unsigned int code,
+				char *text, size_t len)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	resp =
+	    MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(text);
+		return MHD_NO;
+	}
+	if (text)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+					"application/json");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
+				"no-store");
+	for (unsigned int i = 0; i < r->nhdr; i++)
+		MHD_add_response_header(resp, r->hname[i], r->hval[i]);
+	ret = MHD_queue_response(r->conn, code, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+enum MHD_Result rest_reply(struct rest_req *r, unsigned int code, json_t *body)
+{
+	char *text = NULL;
+
+	if (body) {
+		text = json_dumps(body, API_JSON_DUMP_FLAGS);
+		json_decref(body);
+		if (!text)
+			return MHD_NO;
+	}
+	return rest_reply_text(r, code, text, text ? strlen(text) : 0);
+}
+
+enum MHD_Result rest_error(struct rest_req *r, unsigned int code,
+			   const char *err_code, json_t *details,
+			   const char *fmt, ...)
+{
+	char message[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof(message), fmt, ap);
+	va_end(ap);
+	return rest_reply(r, code, api_error_json(err_code, message, details));
+}
+
+enum MHD_Result rest_api_error(struct rest_req *r, struct api_error *e)
+{
+	unsigned int code = e->status ? (unsigned int)e->status : 500;
+
+	return rest_reply(r, code, api_error_to_json(e));
+}
+
+void rest_finish(struct rest_req *r, unsigned int code, json_t *body)
+{
+	struct net_api *net = r->net;
+
+	json_decref(r->reply);
+	r->code = code;
+	r->reply = body;
+	r->finished = 1;
+	loop_del_timer(net->loop, r->poll_timer);
+	r->poll_timer = 0;
+	if (!r->suspended)
+		return; /* still inside the handler: it answers */
+	waiting_unlink(r);
+	r->suspended = 0;
+	MHD_resume_connection(r->conn);
+	http_front_kick_soon(net->front);
+}
+
+void rest_finish_error(struct rest_req *r, struct api_error *e)
+{
+	rest_finish(r, e->status ? (unsigned int)e->status : 500,
+		    api_error_to_json(e));
+}
+
+enum MHD_Result rest_suspend(struct rest_req *r)
+{
+	struct net_api *net = r->net;
+
+	if (r->finished)
+		return rest_reply(r, r->code, json_incref(r->reply));
+	MHD_suspend_connection(r->conn);
+	r->suspended = 1;
+	r->wprev = NULL;
+	r->wnext = net->waiting;
+	if (net->waiting)
+		net->waiting->wprev = r;
+	net->waiting = r;
+	return MHD_YES;
+}
+
+void rest_cancel_waiting(struct net_api *net)
+{
+	struct api_error e = {0};
+
+	rest_status_cancel(net);
+	while (net->waiting) {
+		struct rest_req *r = net->waiting;
+
+		tuner_forget(net->d, r);
+		api_error_set(&e, 503, "unavailable", NULL,
+			      "the daemon is shutting down");
+		rest_finish_error(r, &e);
+	}
+}
+
+/* ---- bodies ---- */
+
+static int collect(struct rest_req *r, const char *data, size_t len)
+{
+	r->body_seen += len;
+	if (r->body_seen > REST_BODY_DISCARD_MAX)
+		return -1;
+	if (r->too_large || r->body_len + len > REST_BODY_MAX) {
+		r->too_large = 1;
+		return 0;
+	}
+	if (r->body_len + len + 1 > r->body_cap) {
+		size_t cap = r->body_cap ? r->body_cap : 1024;
+		char *b;
+
+		while (cap < r->body_len + len + 1)
+			cap *= 2;
+		b = realloc(r->body, cap);
+		if (!b)
+			return -1;
+		r->body = b;
+		r->body_cap = cap;
+	}
+	memcpy(r->body + r->body_len, data, len);
+	r->body_len += len;
+	r->body[r->body_len] = '\0';
+	return 0;
+}
+
+int rest_body_json(struct rest_req *r, json_t **out, struct api_error *e)
+{
+	json_error_t jerr;
+	json_t *v;
+
+	*out = NULL;
+	if (!r->body_len)
+		return 0;
+	v = json_loadb(r->body, r->body_len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!v) {
+		api_error_set(e, 400, "bad_json",
+			      json_pack("{s:i, s:i}", "line", jerr.line,
+					"column", jerr.column),
+			      "the body is not valid JSON: %s", jerr.text);
+		return -1;
+	}
+	if (json_depth(v) > API_JSON_MAX_DEPTH) {
+		json_decref(v);
+		api_error_set(
+		    e, 400, "bad_json",
+		    json_pack("{s:i}", "max_depth", API_JSON_MAX_DEPTH),
+		    "the body nests deeper than %d levels", API_JSON_MAX_DEPTH);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/* ---- routing ---- */
+
+struct route_info {
+	enum rest_route route;
+	const char *allow; /* methods, for 405 */
+	enum role role;    /* needed for the allowed methods */
+};
+
+static const struct route_info *route_lookup(enum rest_route rt)
+{
+	static const struct route_info routes[] = {
+	    {ROUTE_BOX, "GET, HEAD", ROLE_VIEWER},
+	    {ROUTE_TUNERS, "GET, HEAD", ROLE_VIEWER},
+	    {ROUTE_TUNER, "GET, HEAD", ROLE_VIEWER},
+	    {ROUTE_STATUS, "GET, HEAD", ROLE_VIEWER},
+	    {ROUTE_TUNE, "POST", ROLE_OPERATOR},
+	    {ROUTE_SLEEP, "POST", ROLE_OPERATOR},
+	    {ROUTE_INIT, "POST", ROLE_OPERATOR},
+	    {ROUTE_LEASE, "POST, DELETE", ROLE_OPERATOR},
+	    {ROUTE_PLUGINS, "GET, HEAD", ROLE_ADMIN},
+	    {ROUTE_EVENTS, "GET, HEAD", ROLE_VIEWER},
+	    {ROUTE_STATIC, "GET, HEAD", ROLE_NONE},
+	};
+
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+		if (routes[i].route == rt)
+			return &routes[i];
+	return NULL;
+}
+
+/* A decimal tuner id 1..UINT32_MAX ending at '/' or the end. */
+static const char *parse_id(const char *p, uint32_t *id)
+{
+	unsigned long long v = 0;
+	const char *start = p;
+
+	while (*p >= '0' && *p <= '9' && p - start < 10)
+		v = v * 10 + (unsigned long long)(*p++ - '0');
+	if (p == start || (*p && *p != '/') || !v || v > UINT32_MAX ||
+	    *start == '0')
+		return NULL;
+	*id = (uint32_t)v;
+	return p;
+}
+
+static enum rest_route route_tuner_sub(const char *sub)
+{
+	static const struct {
+		const char *name;
+		enum rest_route route;
+	} subs[] = {
+	    {"", ROUTE_TUNER},         {"/tune", ROUTE_TUNE},
+	    {"/status", ROUTE_STATUS}, {"/sleep", ROUTE_SLEEP},
+	    {"/init", ROUTE_INIT},     {"/lease", ROUTE_LEASE},
+	};
+
+	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++)
+		if (!strcmp(sub, subs[i].name))
+			return subs[i].route;
+	return ROUTE_NONE;
+}
+
+static enum rest_route route_of(const char *url, uint32_t *tuner)
+{
+	const char *rest;
+
+	if (strncmp(url, "/api/", 5) != 0)
+		return ROUTE_STATIC;
+	if (strncmp(url, "/api/v1/", 8) != 0)
+		return ROUTE_NONE;
+	rest = url + 8;
+	if (!strcmp(rest, "box"))
+		return ROUTE_BOX;
+	if (!strcmp(rest, "tuners"))
+		return ROUTE_TUNERS;
+	if (!strcmp(rest, "plugins"))
+		return ROUTE_PLUGINS;
+	if (!strcmp(rest, "events"))
+		return ROUTE_EVENTS;
+	if (strncmp(rest, "tuners/", 7) != 0)
+		return ROUTE_NONE;
+	rest = parse_id(rest + 7, tuner);
+	return rest ? route_tuner_sub(rest) : ROUTE_NONE;
+}
+
+static int method_allowed(const struct route_info *ri, const char *method)
+{
+	if (!strcmp(method, "GET") || !strcmp(method, "HEAD"))
+		return strstr(ri->allow, "GET") != NULL;
+	if (!strcmp(method, "POST"))
+		return strstr(ri->allow, "POST") != NULL;
+	if (!strcmp(method, "DELETE"))
+		return strstr(ri->allow, "DELETE") != NULL;
+	return 0;
+}
+
+/* ---- who is asking ---- */
+
+static const char *bearer_of(struct rest_req *r)
+{
+	const char *h = MHD_lookup_connection_value(
+	    r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+
+	if (h && !strncasecmp(h, "Bearer ", 7)) {
+		for (h += 7; *h == ' '; h++)
+			;
+		return h;
+	}
+	if (r->route == ROUTE_EVENTS)
+		return MHD_lookup_connection_value(
+		    r->conn, MHD_GET_ARGUMENT_KIND, "access_token");
+	return NULL;
+}
+
+static const struct sockaddr *peer_of(struct rest_req *r)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
+	    r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+
+	return ci ? ci->client_addr : NULL;
+}
+
+/* 0 when r may go on with role needed; else the answer is queued into
+ * *ret. */
+static int authorize(struct rest_req *r, enum role needed, enum MHD_Result *ret)
+{
+	const struct api_config *cfg = &r->net->cfg;
+	json_t *details = NULL;
+
+	if (needed == ROLE_NONE && cfg->ntokens) {
+		/* Static files: a browser cannot send a bearer token for a
+		 * page load; the API calls of the page carry it. */
+		r->who = (struct auth_result){.ok = 1};
+		return 0;
+	}
+	auth_check(r->net->d, bearer_of(r), peer_of(r),
+		   needed == ROLE_NONE ? ROLE_VIEWER : needed, &r->who);
+	if (r->who.ok)
+		return 0;
+	if (r->who.http_status == 401)
+		rest_add_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+				"Bearer realm=\"tunerd\"");
+	else if (cfg->ntokens)
+		details =
+		    json_pack("{s:s, s:s}", "required_role", role_name(needed),
+			      "role", role_name(r->who.role));
+	*ret = rest_reply(r, (unsigned int)r->who.http_status,
+			  api_error_json(r->who.code, r->who.message, details));
+	return -1;
+}
+
+static int is_json_type(const char *ct)
+{
+	size_t n = strlen("application/json");
+
+	if (!ct)
+		return 0;
+	while (*ct == ' ')
+		ct++;
+	return !strncasecmp(ct, "application/json", n) &&
+	       (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ');
+}
+
+static enum MHD_Result route_call(struct rest_req *r, const char *url)
+{
+	switch (r->route) {
+	case ROUTE_BOX:
+		return rest_get_box(r);
+	case ROUTE_TUNERS:
+		return rest_get_tuners(r);
+	case ROUTE_TUNER:
+		return rest_get_tuner(r);
+	case ROUTE_PLUGINS:
+		return rest_get_plugins(r);
+	case ROUTE_TUNE:
+	case ROUTE_STATUS:
+	case ROUTE_SLEEP:
+	case ROUTE_INIT:
+		return rest_tuner_command(r);
+	case ROUTE_LEASE:
+		return rest_lease(r);
+	case ROUTE_EVENTS:
+		r->sse = 1;
+		return sse_handle(r->net->d, r->conn, &r->who);
+	case ROUTE_STATIC:
+		return rest_static(r, url);
+	case ROUTE_NONE:
+		break;
+	}
+	return rest_error(r, 404, "not_found", NULL, "no such path");
+}
+
+struct query_check {
+	const char *const *allowed;
+	const char *bad;
+};
+
+static enum MHD_Result query_arg(void *cls, enum MHD_ValueKind kind,
+				 const char *key, const char *value)
+{
+	struct query_check *q = cls;
+
+	(void)kind;
+	(void)value;
+	for (const char *const *a = q->allowed; a && *a; a++)
+		if (!strcmp(key, *a))
+			return MHD_YES;
+	q->bad = key;
+	return MHD_NO;
+}
+
+/* The first query parameter a REST route does not know, or NULL.  Only
+ * DELETE .../lease takes one (lease_id); the event stream checks its own
+ * and static files ignore them (cache busting). */
+static const char *bad_query_param(struct rest_req *r)
+{
+	static const char *const lease[] = {"lease_id", NULL};
+	struct query_check q = {NULL, NULL};
+
+	if (r->route == ROUTE_EVENTS || r->route == ROUTE_STATIC)
+		return NULL;
+	if (r->route == ROUTE_LEASE)
+		q.allowed = lease;
+	MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, query_arg,
+				  &q);
+	return q.bad;
+}
+
+static enum MHD_Result dispatch(struct rest_req *r, const char *url,
+				const char *method)
+{
+	const struct route_info *ri;
+	enum MHD_Result ret;
+	const char *bad;
+
+	r->route = route_of(url, &r->tuner);
+	ri = route_lookup(r->route);
+	if (!ri)
+		return rest_error(r, 404, "not_found",
+				  json_pack("{s:s}", "path", url),
+				  "no such path: %s", url);
+	if (!method_allowed(ri, method)) {
+		rest_add_header(r, MHD_HTTP_HEADER_ALLOW, ri->allow);
+		return rest_error(r, 405, "method_not_allowed",
+				  json_pack("{s:s}", "allow", ri->allow),
+				  "%s is not allowed here (allowed: %s)",
+				  method, ri->allow);
+	}
+	if (authorize(r, ri->role, &ret))
+		return ret;
+	bad = bad_query_param(r);
+	if (bad)
+		return rest_error(r, 400, "bad_request",
+				  json_pack("{s:s}", "field", bad),
+				  "unknown query parameter \"%s\"", bad);
+	if (r->body_len && strcmp(method, "GET") && strcmp(method, "HEAD") &&
+	    !is_json_type(MHD_lookup_connection_value(
+		r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE)))
+		return rest_error(r, 415, "unsupported_media_type", NULL,
+				  "a request body must be application/json");
+	return route_call(r, url);
+}
+
+static enum MHD_Result first_call(struct rest_req *r, const char *method)
+{
+	const char *cl = MHD_lookup_connection_value(
+	    r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+
+	r->started = 1;
+	r->method = method;
+	if (r->uri_len > REST_URI_MAX)
+		return rest_error(r, 414, "uri_too_long",
+				  json_pack("{s:i}", "max", REST_URI_MAX),
+				  "the request URI is longer than %d bytes",
+				  REST_URI_MAX);
+	if (cl && strtoull(cl, NULL, 10) > REST_BODY_MAX)
+		return rest_error(r, 413, "body_too_large",
+				  json_pack("{s:i}", "max", REST_BODY_MAX),
+				  "the body is larger than %d bytes",
+				  REST_BODY_MAX);
+	return MHD_YES;
+}
+
+enum MHD_Result rest_access_handler(void *cls, struct MHD_Connection *c,
+				    const char *url, const char *method,
+				    const char *version,
+				    const char *upload_data,
+				    size_t *upload_data_size, void **req_cls)
+{
+	struct rest_req *r = *req_cls;
+
+	(void)cls;
+	(void)version;
+	if (!r)
+		return MHD_NO; /* out of memory at the head */
+	r->conn = c;
+	if (!r->started)
+		return first_call(r, method);
+	if (*upload_data_size) {
+		if (collect(r, upload_data, *upload_data_size) < 0)
+			return MHD_NO;
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	if (r->finished)
+		return rest_reply(r, r->code, json_incref(r->reply));
+	if (r->sse)
+		return sse_handle(r->net->d, c, &r->who);
+	if (r->too_large)
+		return rest_error(r, 413, "body_too_large",
+				  json_pack("{s:i}", "max", REST_BODY_MAX),
+				  "the body is larger than %d bytes",
+				  REST_BODY_MAX);
+	return dispatch(r, url, method);
+}

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rest.h - private to the network layer: the REST API v1 on
+ * libmicrohttpd (routing, bodies, answers) and its endpoint handlers.
+ * Loop thread only.
+ */
+#ifndef TUNERD_REST_H
+#define TUNERD_REST_H
+
+#include <jansson.h>
+#include <microhttpd.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "auth.h"
+#include "json_api.h"
+#include "lease.h"
+#include "tuner.h"
+
+struct net_api;
+struct status_group;
+
+#define REST_BODY_MAX (64 * 1024)
+/* Past this much of an oversized body the connection is closed instead
+ * of answered: a client cannot make the daemon read forever. */
+#define REST_BODY_DISCARD_MAX (4 * 1024 * 1024)
+#define REST_URI_MAX          2048
+#define REST_WAIT_LOCK_MAX_MS 10000
+#define REST_LOCK_POLL_MS     50
+
+enum rest_route {
+	ROUTE_NONE = 0,
+	ROUTE_BOX,
+	ROUTE_TUNERS,
+	ROUTE_TUNER,
+	ROUTE_TUNE,
+	ROUTE_STATUS,
+	ROUTE_SLEEP,
+	ROUTE_INIT,
+	ROUTE_LEASE,
+	ROUTE_PLUGINS,
+	ROUTE_EVENTS,
+	ROUTE_STATIC,
+};
+
+/* One HTTP request, from its head until MHD is done with it. */
+struct rest_req {
+	struct net_api *net;
+	struct MHD_Connection *conn;
+	size_t uri_len;
+	int started; /* the head was seen */
+	int sse;     /* handed to sse_handle() */
+	char *body;
+	size_t body_len, body_cap, body_seen;
+	int too_large;
+
+	enum rest_route route;
+	uint32_t tuner;
+	struct auth_result who;
+	const char *method;
+
+	/* Waiting for a tuner (the connection is suspended). */
+	enum tuner_op op;
+	struct tstub_params params;
+	int in_submit, suspended, finished, polling;
+	unsigned int wait_lock_ms;
+	uint64_t t0_ms, lock_deadline_ms, poll_timer;
+	struct tstub_status status;
+	int have_status;
+	char label[TUNER_LABEL_LEN];
+
+	/* The answer, queued on the next call of the access handler. */
+	const char *hname[2], *hval[2]; /* static strings */
+	unsigned int nhdr;
+	unsigned int code;
+	json_t *reply;
+	struct rest_req *wprev, *wnext; /* net->waiting */
+	struct status_group *group;     /* rest_status.c */
+	struct rest_req *gnext;
+};
+
+/* libmicrohttpd callbacks (http_front.c registers them; cls is the
+ * struct net_api). */
+enum MHD_Result rest_access_handler(void *cls, struct MHD_Connection *c,
+				    const char *url, const char *method,
+				    const char *version,
+				    const char *upload_data,
+				    size_t *upload_data_size, void **req_cls);
+void *rest_uri_log(void *cls, const char *uri, struct MHD_Connection *c);
+void rest_request_completed(void *cls, struct MHD_Connection *c, void **req_cls,
+			    enum MHD_RequestTerminationCode toe);
+/* Shutdown: forget the tuner completions of every suspended request and
+ * resume it with a 503. */
+void rest_cancel_waiting(struct net_api *net);
+
+/* ---- answers (rest.c) ---- */
+enum MHD_Result rest_reply(struct rest_req *r, unsigned int code, json_t *body);
+/* An answer whose body is already text (malloc'd, taken in every case). */
+enum MHD_Result rest_reply_text(struct rest_req *r, unsigned int code,
+				char *text, size_t len);
+enum MHD_Result rest_error(struct rest_req *r, unsigned int code,
+			   const char *err_code, json_t *details,
+			   const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+enum MHD_Result rest_api_error(struct rest_req *r, struct api_error *e);
+/* The request body as JSON: NULL (no body, *err untouched) or a value.
+ * Returns -1 with a 400 bad_json in e. */
+int rest_body_json(struct rest_req *r, json_t **out, struct api_error *e);
+/* An extra header for the answer being built (WWW-Authenticate, Allow);
+ * both strings must be static. */
+void rest_add_header(struct rest_req *r, const char *name, const char *value);
+/* Keep the answer and let MHD send it once the request resumes. */
+void rest_finish(struct rest_req *r, unsigned int code, json_t *body);
+void rest_finish_error(struct rest_req *r, struct api_error *e);
+/* Suspend r until rest_finish(). */
+enum MHD_Result rest_suspend(struct rest_req *r);
+
+/* ---- endpoints ---- */
+enum MHD_Result rest_get_box(struct rest_req *r);
+enum MHD_Result rest_get_tuners(struct rest_req *r);
+enum MHD_Result rest_get_tuner(struct rest_req *r);
+enum MHD_Result rest_get_plugins(struct rest_req *r);
+enum MHD_Result rest_tuner_command(struct rest_req *r);
+enum MHD_Result rest_lease(struct rest_req *r);
+enum MHD_Result rest_static(struct rest_req *r, const char *url);
+
+/* The Tuner JSON text of s (rest_cache.c): owned by the cache, valid
+ * until the next call for the same tuner; NULL when out of memory. */
+const char *rest_tuner_text(struct net_api *net, const struct tuner_snapshot *s,
+			    size_t *len);
+void rest_cache_free(struct net_api *net);
+
+/* GET .../status, sharing status reads between requests (rest_status.c);
+ * forget a request that ends; shutdown. */
+enum MHD_Result rest_status_get(struct rest_req *r);
+void rest_status_forget(struct rest_req *r);
+void rest_status_cancel(struct net_api *net);
+
+/* The lease id a request carries (body "lease_id", X-Tunerd-Lease or
+ * ?lease_id=); NULL if none. */
+const char *rest_lease_id(struct rest_req *r, json_t *body);
+/* 409 lease_conflict details for a lease. */
+json_t *rest_lease_details(const struct lease *l);
+
+#endif /* TUNERD_REST_H */

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tuner.h - the daemon's tuners: one per stub client, each driven by its
+ * own worker process, and the internal API the network layer builds on.
+ *
+ * Threads: struct tuner pointers and every function taking one belong to
+ * the loop thread; completions run there too.  From another thread, read
+ * with tuner_snapshot_by_id()/tuner_snapshot_all() (copies made under the
+ * daemon's lock) and act with loop_post() into the loop thread.
+ */
+#ifndef TUNERD_TUNER_H
+#define TUNERD_TUNER_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tuner_stub.h"
+
+struct daemon;
+struct tuner;
+
+enum tuner_state {
+	TUNER_STARTING = 1, /* first worker probing the chip */
+	TUNER_READY,        /* worker up, commands flow */
+	TUNER_RESTARTING,   /* worker died: a new one is due or probing */
+	TUNER_FAILED,       /* probe failed or restarts gave up */
+	TUNER_OFFLINE,      /* the stub is gone; back on its re-ATTACH */
+};
+
+enum tuner_op {
+	TUNER_OP_TUNE = 1, /* set_params */
+	TUNER_OP_INIT,
+	TUNER_OP_SLEEP,
+	TUNER_OP_STATUS, /* chip status merged with the demodulator's */
+	/* kernel-side only: */
+	TUNER_OP_FREQUENCY,
+	TUNER_OP_GATE,
+};
+
+enum tuner_origin {
+	TUNER_ORIGIN_KERNEL = 1, /* the stub (a local application) */
+	TUNER_ORIGIN_API,        /* tuner_submit() */
+	TUNER_ORIGIN_RESTORE,    /* the daemon itself after a (re)start */
+};
+
+#define TUNER_QUEUE_MAX 16 /* pending API requests per tuner */
+#define TUNER_LABEL_LEN 64
+
+struct tuner_counters {
+	uint64_t commands;        /* every command the worker ran */
+	uint64_t kernel_commands; /* of which from the stub */
+	uint64_t api_commands;    /* of which from tuner_submit() */
+	uint64_t tunes;
+	uint64_t tune_errors;
+	uint64_t errors;   /* commands that failed */
+	uint64_t timeouts; /* API requests past their deadline */
+	uint64_t busy;     /* API requests refused: queue full */
+	uint64_t crashes;  /* worker died unasked */
+	uint64_t hangs;    /* worker killed: a command ran too long */
+	uint64_t restarts;
+	uint64_t lock_gained;
+	uint64_t lock_lost;
+};
+
+/* A consistent copy of what the daemon knows of one tuner. */
+struct tuner_snapshot {
+	uint32_t id; /* the stub's client id */
+	enum tuner_state state;
+	struct tstub_attach attach; /* chip, adapter, address, bridge */
+	struct tstub_chip_info info;
+	int have_info;
+	struct tstub_params params; /* last params tuned successfully */
+	int have_params;
+	enum tuner_origin changed_origin; /* who tuned them */
+	char changed_by[TUNER_LABEL_LEN]; /* "kernel", "restore", label */
+	int64_t changed_at_ms;            /* realtime */
+	struct tstub_status status;       /* last status read */
+	int have_status;
+	int64_t status_at_ms;
+	int locked;     /* -1 unknown, 0, 1 */
+	int last_error; /* negative errno of the last failure, 0 none */
+	char last_error_msg[128];
+	int64_t last_error_at_ms;
+	struct tuner_counters counters;
+	int worker_pid;      /* 0 when no worker runs */
+	int64_t up_since_ms; /* realtime the current worker became ready */
+	unsigned int queued; /* API requests waiting, the one in flight too */
+};
+
+/* Completion of tuner_submit(), in the loop thread.  status is the one
+ * read after the command (valid fields flagged), or NULL. */
+typedef void (*tuner_done_fn)(int err, const struct tstub_status *status,
+			      void *arg);
+
+/* Loop thread. */
+struct tuner *tuner_find(struct daemon *d, uint32_t id);
+struct tuner *tuner_first(struct daemon *d);
+struct tuner *tuner_next(struct tuner *t);
+uint32_t tuner_id(const struct tuner *t);
+void tuner_snapshot(const struct tuner *t, struct tuner_snapshot *s);
+
+/*
+ * Queue an API command: TUNER_OP_TUNE (p required), _INIT, _SLEEP or
+ * _STATUS.  Commands of one tuner run one at a time, in order, each within
+ * the daemon's deadline.  origin_label says who asked ("api:alice", ...);
+ * it becomes changed_by after a tune.  Returns 0 and later calls done
+ * exactly once: err 0 or a negative errno (-ETIMEDOUT past the deadline,
+ * -ECONNABORTED the worker died while running it, -ENODEV the tuner
+ * failed or went away, -ENOTCONN the stub went away, or the chip's
+ * error).  Returns, without calling done: -EINVAL bad op or params the
+ * chip cannot do, -EBUSY queue full, -ENODEV failed tuner, -ENOTCONN
+ * offline tuner.
+ */
+int tuner_submit(struct tuner *t, enum tuner_op op,
+		 const struct tstub_params *p, const char *origin_label,
+		 tuner_done_fn done, void *arg);
+
+/* Drop the completions of every pending request whose arg is arg (a
+ * client that went away).  Returns how many were dropped. */
+unsigned int tuner_forget(struct daemon *d, void *arg);
+
+/* Any thread.  0 or -ENOENT. */
+int tuner_snapshot_by_id(struct daemon *d, uint32_t id,
+			 struct tuner_snapshot *s);
+/* Any thread.  Fills up to max, ordered by id; returns how many tuners
+ * there are. */
+size_t tuner_snapshot_all(struct daemon *d, struct tuner_snapshot *out,
+			  size_t max);
+
+const char *tuner_state_name(enum tuner_state s);
+const char *tuner_op_name(enum tuner_op op);
+const char *tuner_origin_name(enum tuner_origin o);
+/* "tune" -> TUNER_OP_TUNE ...; 0 if unknown or not an API op. */
+enum tuner_op tuner_op_parse(const char *name);
+
+/* JSON forms of params and status, as events carry them: only the
+ * fields that hold a value, each with its unit in the key. */
+json_t *tuner_params_json(const struct tstub_params *p);
+json_t *tuner_status_json(const struct tstub_status *st);
+
+/* ---- the daemon's side (control channel and main) ---- */
+
+/* Result of an attach: err 0 and the chip's info, or a negative errno. */
+typedef void (*tuner_attach_fn)(int err, const struct tstub_chip_info *info,
+				void *arg);
+/* Create or look up tuner a->client and (re)start its worker; fn is
+ * called exactly once, after the probe or on failure. */
+void tuners_attach(struct daemon *d, const struct tstub_attach *a,
+		   tuner_attach_fn fn, void *arg);
+/* Returns 0 or -ENOENT. */
+int tuners_detach(struct daemon *d, uint32_t client);
+/* The stub went away: stop every worker, tuners go offline. */
+void tuners_offline(struct daemon *d);
+/* SIGCHLD: reap workers that exited. */
+void tuners_reap(struct daemon *d);
+/* Kill and reap every worker and free every tuner. */
+void tuners_shutdown(struct daemon *d);
+
+#endif /* TUNERD_TUNER_H */

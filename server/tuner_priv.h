@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tuner_priv.h - private: struct tuner, shared by tuner.c (the tuner table,
+ * requests, snapshots) and tuner_worker.c (the worker processes).
+ */
+#ifndef TUNERD_TUNER_PRIV_H
+#define TUNERD_TUNER_PRIV_H
+
+#include <jansson.h>
+#include <sys/types.h>
+
+#include "tuner.h"
+
+struct plugin;
+
+/* An API request, queued or in flight. */
+struct tuner_req {
+	uint64_t id;
+	enum tuner_op op;
+	struct tstub_params params;
+	char label[TUNER_LABEL_LEN];
+	tuner_done_fn done; /* NULL once answered (deadline) or forgotten */
+	void *arg;
+	uint64_t deadline_ms; /* monotonic */
+};
+
+#define TUNER_RESTART_MIN_MS      50
+#define TUNER_RESTART_MAX_MS      2000
+#define TUNER_RESTART_RESET_MS    10000 /* up this long: backoff starts over */
+#define TUNER_RESTART_PROBE_TRIES 5     /* failed restart probes: give up */
+#define TUNER_HANG_GRACE_MS       500
+
+struct tuner {
+	struct daemon *d;
+	struct tuner *next;
+	uint32_t id;
+	struct tstub_attach attach;
+	struct plugin *plugin;
+	struct tstub_chip_info info;
+	int have_info;
+	enum tuner_state state;
+
+	struct tstub_params params;
+	int have_params;
+	enum tuner_origin changed_origin;
+	char changed_by[TUNER_LABEL_LEN];
+	int64_t changed_at_ms;
+	struct tstub_status status;
+	int have_status;
+	int64_t status_at_ms;
+	int locked;
+	int last_error;
+	char last_error_msg[128];
+	int64_t last_error_at_ms;
+	struct tuner_counters counters;
+
+	/* The worker. */
+	pid_t pid;
+	int sock;
+	int probed;    /* the current worker reported a good probe */
+	int probe_err; /* ... or this error */
+	int initial;   /* probing for an ATTACH, not a restart */
+	int hang_kill; /* we killed it: a command ran too long */
+	int busy;      /* a command began and has not ended */
+	enum tuner_op busy_op;
+	enum tuner_origin busy_origin;
+	struct tstub_params busy_params;
+	uint64_t hang_timer;
+	uint64_t probe_timer;
+	tuner_attach_fn attach_fn; /* an ATTACH waits for the probe */
+	void *attach_arg;
+	uint64_t restart_timer;
+	unsigned int backoff_ms;
+	unsigned int probe_failures;
+	uint64_t ready_at_ms; /* monotonic */
+	int64_t up_since_ms;  /* realtime */
+
+	/* API requests: one in flight, the rest queued in order. */
+	struct tuner_req queue[TUNER_QUEUE_MAX];
+	unsigned int qhead, qcount;
+	struct tuner_req inflight;
+	int has_inflight; /* sent, no DONE yet (even if answered) */
+	uint64_t deadline_timer;
+	uint64_t next_req_id;
+
+	struct tuner_snapshot pub; /* under d->lock, for other threads */
+};
+
+/* tuner.c */
+void tuner_sync(struct tuner *t);
+void tuner_set_error(struct tuner *t, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void tuner_pump(struct tuner *t);
+void tuner_fail_requests(struct tuner *t, int inflight_err, int queued_err);
+void tuner_complete_inflight(struct tuner *t, int err,
+			     const struct tstub_status *st);
+void tuner_publish(struct tuner *t, const char *type, json_t *fields);
+void tuner_set_state(struct tuner *t, enum tuner_state s, const char *why);
+void tuner_take_status(struct tuner *t, const struct tstub_status *st);
+
+/* tuner_worker.c */
+int tuner_worker_spawn(struct tuner *t);
+void tuner_worker_stop(struct tuner *t);
+void tuner_worker_reaped(struct tuner *t, int wstatus);
+void tuner_attach_reply(struct tuner *t, int err);
+
+#endif /* TUNERD_TUNER_PRIV_H */

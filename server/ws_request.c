@@ -1,0 +1,500 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What a WebSocket client asks: the upgrade (path, filters, token) and,
+ * once the stream is open, its requests {"id","op":"tune"|"status",...}.
+ * A request goes to the tuner's worker through tuner_submit(); its answer
+ * is queued on the client's stream like any event when the worker is
+ * done, so the loop never waits.  Roles and leases as in REST: viewer may
+ * stream and read a status, a tune needs operator and the lease id when
+ * the tuner is leased.
+ */
+#include <errno.h>
+#include <libwebsockets.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+
+#include "daemon.h"
+#include "json_api.h"
+#include "lease.h"
+#include "log.h"
+#include "loop.h"
+#include "net_api.h"
+#include "rest.h"
+#include "tuner.h"
+#include "ws_priv.h"
+
+#define WS_PATH      "/api/v1/events"
+#define WS_ARG_MAX   1024
+#define WS_TOKEN_MAX 512
+#define WS_URI_MAX   2048 /* as REST_URI_MAX */
+
+struct ws_pending {
+	struct ws_conn *c;
+	json_t *id;
+	enum tuner_op op;
+	uint32_t tuner;
+	struct tstub_params params;
+	uint64_t t0_ms;
+	struct ws_pending *prev, *next;
+};
+
+/* ---- the upgrade ---- */
+
+int ws_refuse(struct lws *wsi, unsigned int status, const char *code,
+	      const char *message, json_t *details, int www_auth)
+{
+	static const char realm[] = "Bearer realm=\"tunerd\"";
+	unsigned char hdr[LWS_PRE + 1024], *p = hdr + LWS_PRE;
+	unsigned char *end = hdr + sizeof(hdr);
+	unsigned char body[LWS_PRE + 2048];
+	size_t len = 0;
+	char *text =
+	    event_stream_dump(api_error_json(code, message, details), &len);
+
+	log_info("ws: refused an event stream: %u %s: %s", status, code,
+		 message);
+	if (!text || len > sizeof(body) - LWS_PRE) {
+		free(text);
+		return -1;
+	}
+	memcpy(body + LWS_PRE, text, len);
+	free(text);
+	if (lws_add_http_header_status(wsi, status, &p, end) ||
+	    lws_add_http_header_by_token(
+		wsi, WSI_TOKEN_HTTP_CONTENT_TYPE,
+		(const unsigned char *)"application/json", 16, &p, end) ||
+	    lws_add_http_header_content_length(wsi, len, &p, end) ||
+	    (www_auth &&
+	     lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_WWW_AUTHENTICATE,
+					  (const unsigned char *)realm,
+					  sizeof(realm) - 1, &p, end)) ||
+	    lws_add_http_header_by_token(wsi, WSI_TOKEN_CONNECTION,
+					 (const unsigned char *)"close", 5, &p,
+					 end) ||
+	    lws_finalize_http_header(wsi, &p, end))
+		return -1;
+	if (lws_write(wsi, hdr + LWS_PRE, (size_t)(p - (hdr + LWS_PRE)),
+		      LWS_WRITE_HTTP_HEADERS) < 0 ||
+	    lws_write(wsi, body + LWS_PRE, len, LWS_WRITE_HTTP_FINAL) < 0)
+		return -1;
+	return 1;
+}
+
+/* The bearer token: "Authorization: Bearer <t>" or the subprotocol
+ * "bearer.<t>".  NULL when none. */
+static const char *ws_bearer(struct lws *wsi, char *buf, size_t len)
+{
+	char hdr[WS_TOKEN_MAX + 16];
+	const char *t = NULL;
+
+	if (lws_hdr_copy(wsi, hdr, sizeof(hdr), WSI_TOKEN_HTTP_AUTHORIZATION) >
+		7 &&
+	    !strncasecmp(hdr, "Bearer ", 7)) {
+		size_t n;
+
+		for (t = hdr + 7; *t == ' '; t++)
+			;
+		n = strnlen(t, len);
+		if (n < len) {
+			memcpy(buf, t, n + 1);
+			t = buf;
+		} else {
+			t = NULL;
+		}
+	} else if (lws_hdr_copy(wsi, hdr, sizeof(hdr), WSI_TOKEN_PROTOCOL) >
+		   0) {
+		t = auth_token_from_ws_protocols(hdr, buf, len);
+	}
+	explicit_bzero(hdr, sizeof(hdr));
+	return t;
+}
+
+static int ws_authorize(struct ws_conn *c, struct lws *wsi)
+{
+	char token[WS_TOKEN_MAX];
+	struct sockaddr_storage peer;
+	socklen_t plen = sizeof(peer);
+	struct auth_result who;
+	json_t *details = NULL;
+
+	memset(&peer, 0, sizeof(peer));
+	getpeername(c->fd, (struct sockaddr *)&peer, &plen);
+	auth_check(c->d, ws_bearer(wsi, token, sizeof(token)),
+		   (struct sockaddr *)&peer, ROLE_VIEWER, &who);
+	explicit_bzero(token, sizeof(token));
+	if (who.ok) {
+		c->role = who.role;
+		c->token_name = who.token_name;
+		return 0;
+	}
+	if (who.http_status == 403 && who.role != ROLE_NONE)
+		details = json_pack("{s:s,s:s}", "required_role",
+				    role_name(ROLE_VIEWER), "role",
+				    role_name(who.role));
+	return ws_refuse(wsi, (unsigned int)who.http_status, who.code,
+			 who.message, details, who.http_status == 401);
+}
+
+static const char *ws_arg(struct lws *wsi, const char *name, char *buf,
+			  size_t len)
+{
+	return lws_get_urlarg_by_name(wsi, name, buf, (int)len);
+}
+
+/* Does the comma-separated header h list token (any case)?  -1 when the
+ * header does not fit the buffer. */
+static int header_lists(struct lws *wsi, enum lws_token_indexes h,
+			const char *token)
+{
+	char v[1024];
+	size_t n = strlen(token), m;
+
+	if (lws_hdr_copy(wsi, v, sizeof(v), h) < 0)
+		return lws_hdr_total_length(wsi, h) >= (int)sizeof(v) ? -1 : 0;
+	for (const char *p = v; *p; p += m) {
+		p += strspn(p, " \t,");
+		m = strcspn(p, " \t,");
+		if (m == n && !strncasecmp(p, token, n))
+			return 1;
+	}
+	return 0;
+}
+
+/* A GET upgrade to WebSocket on WS_PATH, subprotocol tunerd.v1 (or none).
+ * lws would just hang up on some of these: answer them. */
+static int ws_check_request(struct lws *wsi, const char *upgrade)
+{
+	char path[256];
+
+	if (!upgrade || strcasecmp(upgrade, "websocket") ||
+	    !header_lists(wsi, WSI_TOKEN_CONNECTION, "upgrade") ||
+	    !lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI))
+		return ws_refuse(wsi, 400, "bad_request",
+				 "a WebSocket upgrade is a GET with Upgrade: "
+				 "websocket and Connection: Upgrade",
+				 NULL, 0);
+	if (lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) +
+		lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_URI_ARGS) >
+	    WS_URI_MAX)
+		return ws_refuse(wsi, 414, "uri_too_long",
+				 "the request URI is too long",
+				 json_pack("{s:i}", "max", WS_URI_MAX), 0);
+	if (lws_hdr_copy(wsi, path, sizeof(path), WSI_TOKEN_GET_URI) < 0 ||
+	    strcmp(path, WS_PATH))
+		return ws_refuse(wsi, 404, "not_found",
+				 "WebSocket streams live at " WS_PATH,
+				 json_pack("{s:s}", "path", WS_PATH), 0);
+	if (lws_hdr_total_length(wsi, WSI_TOKEN_PROTOCOL) > 0 &&
+	    !header_lists(wsi, WSI_TOKEN_PROTOCOL, "tunerd.v1"))
+		return ws_refuse(
+		    wsi, 400, "bad_request", "the subprotocol is tunerd.v1",
+		    json_pack("{s:s}", "field", "Sec-WebSocket-Protocol"), 0);
+	return 0;
+}
+
+/* LWS_CALLBACK_HTTP_CONFIRM_UPGRADE: 0 goes on; else refused. */
+int ws_handshake(struct ws_conn *c, struct lws *wsi, const char *upgrade)
+{
+	char types[WS_ARG_MAX], tuners[WS_ARG_MAX], since[WS_ARG_MAX];
+	struct api_error e = {0};
+	const char *s;
+	int ret;
+
+	ret = ws_check_request(wsi, upgrade);
+	if (!ret)
+		ret = ws_authorize(c, wsi);
+	if (ret)
+		return ret;
+	if (event_filter_parse(
+		&c->filter, ws_arg(wsi, "types=", types, sizeof(types)),
+		ws_arg(wsi, "tuner=", tuners, sizeof(tuners)), &e)) {
+		ret = ws_refuse(wsi, (unsigned int)e.status, e.code, e.message,
+				e.details, 0);
+		e.details = NULL;
+		return ret;
+	}
+	s = ws_arg(wsi, "since=", since, sizeof(since));
+	if (s && event_since_parse(s, &c->since))
+		return ws_refuse(wsi, 400, "bad_request",
+				 "since: a sequence number",
+				 json_pack("{s:s}", "field", "since"), 0);
+	c->has_since = s != NULL;
+	return 0;
+}
+
+/* ---- replies ---- */
+
+void ws_reply(struct ws_conn *c, json_t *id, json_t *result, json_t *error)
+{
+	json_t *msg = json_pack("{s:s,s:O?,s:b}", "type", "reply", "id", id,
+				"ok", error == NULL);
+	size_t len;
+	char *text;
+
+	if (msg && error)
+		json_object_set(msg, "error", json_object_get(error, "error"));
+	else if (msg)
+		json_object_set(msg, "result", result ? result : json_null());
+	json_decref(result);
+	json_decref(error);
+	text = event_stream_dump(msg, &len);
+	if (text)
+		ws_reply_push(c, text, len);
+}
+
+static void ws_fail(struct ws_conn *c, json_t *id, struct api_error *e)
+{
+	ws_reply(c, id, NULL, api_error_to_json(e));
+}
+
+/* ---- requests ---- */
+
+static void pending_unlink(struct ws_pending *p)
+{
+	struct ws_conn *c = p->c;
+
+	if (p->prev)
+		p->prev->next = p->next;
+	else
+		c->pending = p->next;
+	if (p->next)
+		p->next->prev = p->prev;
+	c->npending--;
+}
+
+static void pending_free(struct ws_pending *p)
+{
+	json_decref(p->id);
+	free(p);
+}
+
+static json_t *ws_status_json(struct ws_conn *c, uint32_t id,
+			      const struct tstub_status *st)
+{
+	struct tuner *t = tuner_find(c->d, id);
+	struct tuner_snapshot s = {0};
+
+	if (t)
+		tuner_snapshot(t, &s);
+	return status_to_json(st, (uint64_t)s.changed_at_ms);
+}
+
+static void ws_done(int err, const struct tstub_status *st, void *arg)
+{
+	struct ws_pending *p = arg;
+	struct ws_conn *c = p->c;
+	struct api_error e = {0};
+	json_t *res;
+
+	pending_unlink(p);
+	if (err) {
+		api_error_from_errno(&e, err, tuner_op_name(p->op));
+		ws_fail(c, p->id, &e);
+	} else if (p->op == TUNER_OP_STATUS) {
+		ws_reply(c, p->id,
+			 st ? ws_status_json(c, p->tuner, st) : json_null(),
+			 NULL);
+	} else {
+		res = json_pack(
+		    "{s:I,s:o,s:o,s:b,s:I}", "tuner", (json_int_t)p->tuner,
+		    "params", params_to_json(&p->params), "status",
+		    st ? ws_status_json(c, p->tuner, st) : json_null(),
+		    "locked", st && api_status_locked(st), "elapsed_ms",
+		    (json_int_t)(loop_now_ms() - p->t0_ms));
+		ws_reply(c, p->id, res, NULL);
+	}
+	pending_free(p);
+}
+
+void ws_requests_forget(struct ws_conn *c)
+{
+	struct ws_pending *p, *next;
+
+	for (p = c->pending; p; p = next) {
+		next = p->next;
+		tuner_forget(c->d, p);
+		pending_free(p);
+	}
+	c->pending = NULL;
+	c->npending = 0;
+}
+
+static int bad_field(struct api_error *e, const char *field, const char *why)
+{
+	api_error_set(e, 400, "bad_request", json_pack("{s:s}", "field", field),
+		      "%s: %s", field, why);
+	return -1;
+}
+
+static int check_fields(json_t *msg, enum tuner_op op, struct api_error *e)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(msg, key, v)
+	{
+		if (!strcmp(key, "id") || !strcmp(key, "op") ||
+		    !strcmp(key, "tuner"))
+			continue;
+		if (op == TUNER_OP_TUNE &&
+		    (!strcmp(key, "params") || !strcmp(key, "lease_id")))
+			continue;
+		return bad_field(e, key, "unknown field");
+	}
+	return 0;
+}
+
+/* The label the tune is known by, after the lease check. */
+static int ws_check_lease(struct ws_conn *c, json_t *msg, uint32_t tuner,
+			  char *label, size_t len, struct api_error *e)
+{
+	struct net_api *net = net_api_of(c->d);
+	json_t *v = json_object_get(msg, "lease_id");
+	const char *id = json_string_value(v);
+	struct lease l;
+
+	if (v && !id)
+		return bad_field(e, "lease_id", "must be a string");
+	if (!net || !net->leases)
+		return 0;
+	if (!lease_allows(net->leases, tuner, id, &l)) {
+		api_error_set(e, 409, "lease_conflict", rest_lease_details(&l),
+			      "tuner %u is leased by \"%s\" (priority %d)",
+			      tuner, l.holder, l.priority);
+		return -1;
+	}
+	if (id && lease_get(net->leases, tuner, &l))
+		snprintf(label, len, "api:%.*s", (int)len - 5, l.holder);
+	return 0;
+}
+
+static int ws_prepare_tune(struct ws_conn *c, struct tuner *t, json_t *msg,
+			   struct ws_pending *p, char *label, size_t len,
+			   struct api_error *e)
+{
+	json_t *params = json_object_get(msg, "params");
+	struct tuner_snapshot s;
+
+	if (c->role < ROLE_OPERATOR) {
+		api_error_set(e, 403, "forbidden",
+			      json_pack("{s:s,s:s}", "required_role",
+					role_name(ROLE_OPERATOR), "role",
+					role_name(c->role)),
+			      "a tune needs the operator role");
+		return -1;
+	}
+	if (!json_is_object(params))
+		return bad_field(e, "params", "an object with the tune params");
+	tuner_snapshot(t, &s);
+	if (params_from_json(params, s.have_info ? &s.info : NULL, &p->params,
+			     e))
+		return -1;
+	return ws_check_lease(c, msg, p->tuner, label, len, e);
+}
+
+static int ws_submit(struct ws_conn *c, struct tuner *t, struct ws_pending *p,
+		     const char *label, struct api_error *e)
+{
+	int ret;
+
+	p->next = c->pending;
+	if (p->next)
+		p->next->prev = p;
+	c->pending = p;
+	c->npending++;
+	p->t0_ms = loop_now_ms();
+	ret = tuner_submit(t, p->op, p->op == TUNER_OP_TUNE ? &p->params : NULL,
+			   label, ws_done, p);
+	if (ret == 0)
+		return 0; /* p may be gone already */
+	pending_unlink(p);
+	api_error_from_errno(e, ret, tuner_op_name(p->op));
+	if (ret == -EINVAL && p->op == TUNER_OP_TUNE) {
+		struct tuner_snapshot s;
+
+		tuner_snapshot(t, &s);
+		if (s.have_info)
+			e->details = chip_limits_json(&s.info);
+	}
+	pending_free(p);
+	return -1;
+}
+
+static int ws_request_run(struct ws_conn *c, json_t *msg, json_t *id,
+			  struct api_error *e)
+{
+	const char *name = json_string_value(json_object_get(msg, "op"));
+	json_t *tv = json_object_get(msg, "tuner");
+	char label[TUNER_LABEL_LEN];
+	enum tuner_op op = 0;
+	struct ws_pending *p;
+	struct tuner *t;
+
+	if (name && (!strcmp(name, "tune") || !strcmp(name, "status")))
+		op = name[0] == 't' ? TUNER_OP_TUNE : TUNER_OP_STATUS;
+	if (!op)
+		return bad_field(e, "op", "\"tune\" or \"status\"");
+	if (check_fields(msg, op, e))
+		return -1;
+	if (!json_is_integer(tv) || json_integer_value(tv) < 0 ||
+	    json_integer_value(tv) > UINT32_MAX)
+		return bad_field(e, "tuner", "a tuner id");
+	t = tuner_find(c->d, (uint32_t)json_integer_value(tv));
+	if (!t) {
+		api_error_set(e, 404, "not_found",
+			      json_pack("{s:O}", "tuner", tv), "no tuner %lld",
+			      (long long)json_integer_value(tv));
+		return -1;
+	}
+	if (c->npending >= WS_PENDING_MAX) {
+		api_error_set(e, 429, "too_many_requests", NULL,
+			      "%d requests are waiting already",
+			      WS_PENDING_MAX);
+		return -1;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		api_error_set(e, 500, "internal", NULL, "out of memory");
+		return -1;
+	}
+	*p = (struct ws_pending){
+	    .c = c, .id = json_incref(id), .op = op, .tuner = tuner_id(t)};
+	snprintf(label, sizeof(label), "api%s%s", c->token_name ? ":" : "",
+		 c->token_name ? c->token_name : "");
+	if (op == TUNER_OP_TUNE &&
+	    ws_prepare_tune(c, t, msg, p, label, sizeof(label), e)) {
+		pending_free(p);
+		return -1;
+	}
+	return ws_submit(c, t, p, label, e);
+}
+
+void ws_request_handle(struct ws_conn *c, const char *text, size_t len)
+{
+	json_error_t jerr;
+	json_t *msg = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	struct api_error e = {0};
+	json_t *id = json_object_get(msg, "id");
+
+	if (id && !json_is_string(id) && !json_is_integer(id)) {
+		id = NULL;
+		bad_field(&e, "id", "a string or an integer");
+	} else if (!msg) {
+		api_error_set(&e, 400, "bad_json", NULL,
+			      "the message is not JSON: %s", jerr.text);
+	} else if (json_depth(msg) > API_JSON_MAX_DEPTH) {
+		api_error_set(&e, 400, "bad_json", NULL,
+			      "JSON deeper than %d levels", API_JSON_MAX_DEPTH);
+	} else if (!json_is_object(msg)) {
+		api_error_set(&e, 400, "bad_request", NULL,
+			      "a request is a JSON object");
+	} else if (!ws_request_run(c, msg, id, &e)) {
+		json_decref(msg);
+		return;
+	}
+	ws_fail(c, id, &e);
+	json_decref(msg);
+}

@@ -1,0 +1,75 @@
+# SPDX-License-Identifier: MIT
+"""The event stream as Server-Sent Events, read raw with http.client."""
+import time
+import unittest
+
+from events_util import SseStream
+from harness import ApiBoxTest
+
+
+class SseEvents(ApiBoxTest):
+    config = {"name": "box-sse"}
+
+    def stream(self, query="", headers=None):
+        s = SseStream(self.port, query, headers)
+        self.addCleanup(s.close)
+        return s
+
+    def test_format_and_catch_up(self):
+        s = self.stream("since=0")
+        self.assertEqual(s.status, 200)
+        self.assertEqual(s.headers["content-type"], "text/event-stream")
+        for expect_seq in (1, 2, 3):
+            m = s.next()
+            self.assertEqual(int(m["id"]), expect_seq, m)
+            self.assertEqual(m["data"]["seq"], expect_seq, m)
+            self.assertEqual(m["event"], m["data"]["type"], m)
+            self.assertEqual(m["data"]["box"], "box-sse", m)
+
+    def test_live_kernel_tune(self):
+        s = self.stream("types=tuner.tune")
+        time.sleep(0.2)  # the stream is subscribed once its head came
+        self.assertOk(self.box.tune(2, "DVBT", 474000000, 8000000))
+        m = s.next()
+        self.assertEqual(m["event"], "tuner.tune")
+        self.assertEqual(m["data"]["tuner"], 2)
+        self.assertEqual(m["data"]["origin"], "kernel")
+
+    def test_last_event_id_resumes_after_it(self):
+        self.assertOk(self.box.tune(1, "DVBT", 474000000, 8000000))
+        first = self.stream("since=0")
+        ids = [int(first.next()["id"]) for _ in range(4)]
+        s = self.stream("since=0", {"Last-Event-ID": str(ids[1])})
+        self.assertEqual(int(s.next()["id"]), ids[2])
+        self.assertEqual(int(s.next()["id"]), ids[3])
+
+    def test_filters(self):
+        self.assertOk(self.box.tune(1, "DVBT", 474000000, 8000000))
+        self.assertOk(self.box.tune(3, "DVBT", 474000000, 8000000))
+        s = self.stream("since=0&types=tuner.t*&tuner=3")
+        m = s.next()
+        self.assertEqual((m["event"], m["data"]["tuner"]),
+                         ("tuner.tune", 3), m)
+
+    def test_bad_query_is_a_400(self):
+        for query, field in (("types=,", "types"), ("tuner=1,a", "tuner"),
+                             ("since=x", "since")):
+            with self.subTest(query=query):
+                s = self.stream(query)
+                self.assertEqual(s.status, 400)
+                err = s.body_json()["error"]
+                self.assertEqual(err["code"], "bad_request")
+                self.assertEqual(err["details"]["field"], field)
+        s = self.stream("", {"Last-Event-ID": "abc"})
+        self.assertEqual(s.status, 400)
+
+    def test_idle_stream_gets_a_heartbeat(self):
+        s = self.stream("types=no.such.type")
+        self.assertEqual(s.status, 200)
+        t0 = time.monotonic()
+        self.assertEqual(s.next_comment(timeout=20), ": keep-alive")
+        self.assertGreater(time.monotonic() - t0, 10)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,230 @@
+# SPDX-License-Identifier: MIT
+"""The event stream over WebSocket: kernel-side and API tunes, lock
+changes, filters, catching up with since, requests and their replies."""
+import json
+import unittest
+
+from events_util import (websocket, ws_collect, ws_connect, ws_next,
+                         ws_request)
+from harness import ApiBoxTest
+
+DVBT_A = {"delivery_system": "DVBT", "frequency": 474000000,
+          "bandwidth": 8000000}
+
+
+def of_type(t, tuner=None):
+    return lambda m: m.get("type") == t and \
+        (tuner is None or m.get("tuner") == tuner)
+
+
+class WsEvents(ApiBoxTest):
+    config = {"name": "box-ev"}
+
+    def connect(self, query="types=tuner.*"):
+        ws = ws_connect(self.port, query)
+        self.addCleanup(ws.close)
+        return ws
+
+    def test_upgrade_answers_the_subprotocol(self):
+        ws = self.connect()
+        self.assertEqual(ws.getstatus(), 101)
+        self.assertEqual(ws.getsubprotocol(), "tunerd.v1")
+
+    def test_kernel_tune_is_an_event_with_origin_kernel(self):
+        ws = self.connect("types=tuner.tune,tuner.lock")
+        self.assertOk(self.box.tune(1, "DVBT", 474000000, 8000000))
+        ev = ws_next(ws, of_type("tuner.tune", 1))
+        self.assertEqual(ev["origin"], "kernel", ev)
+        self.assertEqual(ev["box"], "box-ev", ev)
+        self.assertTrue(ev["ok"], ev)
+        self.assertEqual(ev["params"]["frequency_hz"], 474000000, ev)
+        self.assertIsInstance(ev["seq"], int)
+        self.assertTrue(ev["time"].endswith("Z"), ev)
+        lock = ws_next(ws, of_type("tuner.lock", 1))
+        self.assertTrue(lock["locked"], lock)
+
+    def test_lock_gained_then_lost(self):
+        ws = self.connect("types=tuner.lock&tuner=1")
+        self.assertOk(self.box.tune(1, "DVBT", 474000000, 8000000))
+        self.assertTrue(ws_next(ws, of_type("tuner.lock"))["locked"])
+        self.assertOk(self.box.tune(1, "DVBT", 530000000, 8000000))
+        self.assertFalse(ws_next(ws, of_type("tuner.lock"))["locked"])
+
+    def test_api_tune_request_reply_and_event(self):
+        ws = self.connect("types=tuner.tune")
+        seen = []
+        reply = ws_request(ws, {"id": "r1", "op": "tune", "tuner": 2,
+                                "params": DVBT_A}, seen=seen)
+        self.assertEqual(reply["id"], "r1")
+        self.assertTrue(reply["ok"], reply)
+        res = reply["result"]
+        self.assertEqual(res["tuner"], 2)
+        self.assertEqual(res["params"], DVBT_A)
+        self.assertTrue(res["locked"], res)
+        self.assertTrue(res["status"]["fe_status"]["lock"], res)
+        self.assertIsInstance(res["elapsed_ms"], int)
+        # the event may come before or after the reply
+        ev = [m for m in seen if of_type("tuner.tune", 2)(m)]
+        ev = ev[0] if ev else ws_next(ws, of_type("tuner.tune", 2))
+        self.assertEqual(ev["origin"], "api", ev)
+        # the REST view agrees
+        t = self.api("GET", "/api/v1/tuners/2").json
+        self.assertEqual(t["last_change"]["origin"], "api", t)
+
+    def test_status_request(self):
+        ws = self.connect("types=none.at.all")
+        reply = ws_request(ws, {"id": 7, "op": "status", "tuner": 1})
+        self.assertEqual(reply["id"], 7)
+        self.assertTrue(reply["ok"], reply)
+        self.assertIn("fe_status", reply["result"])
+        self.assertIn("lock", reply["result"]["fe_status"])
+
+    def test_bad_requests_get_error_replies_and_the_stream_stays(self):
+        ws = self.connect("types=tuner.tune")
+        cases = [
+            ("not json", "bad_json"),
+            ("[1, 2]", "bad_request"),
+            (json.dumps({"id": "x", "op": "fly", "tuner": 1}),
+             "bad_request"),
+            (json.dumps({"id": "x", "op": "status", "tuner": "one"}),
+             "bad_request"),
+            (json.dumps({"id": "x", "op": "status", "tuner": 1,
+                         "extra": 1}), "bad_request"),
+            (json.dumps({"id": "x", "op": "status", "tuner": 99}),
+             "not_found"),
+            (json.dumps({"id": "x", "op": "tune", "tuner": 1,
+                         "params": dict(DVBT_A, frequency=1500000000)}),
+             "unsupported_params"),
+            (json.dumps({"id": "x", "op": "tune", "tuner": 1}),
+             "bad_request"),
+            ("[" * 40 + "]" * 40, "bad_json"),
+            (json.dumps({"id": "x", "pad": "y" * 20000}),
+             "body_too_large"),
+        ]
+        for text, code in cases:
+            with self.subTest(code=code, text=text[:40]):
+                ws.send(text)
+                r = ws_next(ws, of_type("reply"))
+                self.assertFalse(r["ok"], r)
+                self.assertEqual(r["error"]["code"], code, r)
+                self.assertTrue(r["error"]["message"], r)
+        ws.send_binary(b"\x01\x02")
+        r = ws_next(ws, of_type("reply"))
+        self.assertEqual(r["error"]["code"], "bad_request", r)
+        # still streaming and answering
+        self.assertTrue(ws_request(ws, {"id": "ok", "op": "status",
+                                        "tuner": 1})["ok"])
+        self.assertOk(self.box.tune(1, "DVBT", 474000000, 8000000))
+        ws_next(ws, of_type("tuner.tune", 1))
+
+    def test_refused_upgrades(self):
+        for query, status in (("types=Bad!", 400), ("tuner=x", 400),
+                              ("since=-1", 400)):
+            with self.subTest(query=query):
+                with self.assertRaises(
+                        websocket.WebSocketBadStatusException) as cm:
+                    ws_connect(self.port, query)
+                self.assertEqual(cm.exception.status_code, status)
+        with self.assertRaises(websocket.WebSocketBadStatusException) as cm:
+            websocket.create_connection(
+                "ws://127.0.0.1:%d/api/v1/nothing" % self.port,
+                subprotocols=["tunerd.v1"], timeout=10)
+        self.assertEqual(cm.exception.status_code, 404)
+
+    def test_refusals_are_api_errors(self):
+        hs = {"Upgrade": "websocket", "Connection": "Upgrade",
+              "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+              "Sec-WebSocket-Version": "13"}
+        r = self.api("GET", "/api/v1/events",
+                     headers=dict(hs, **{"Sec-WebSocket-Protocol": "chat"}))
+        self.assertError(r, 400, "bad_request")
+        self.assertEqual(r.error["details"]["field"],
+                         "Sec-WebSocket-Protocol")
+        r = self.api("GET", "/api/v1/events",
+                     headers=dict(hs, Connection="keep-alive"))
+        self.assertError(r, 400, "bad_request")
+        r = self.api("GET", "/api/v1/events?types=" + "a" * 2100,
+                     headers=hs)
+        self.assertError(r, 414, "uri_too_long")
+        r = self.api("GET", "/api/v1/events?since=x", headers=hs)
+        self.assertError(r, 400, "bad_request")
+        self.assertEqual(r.error["details"]["field"], "since")
+        # without a subprotocol (a bare browser WebSocket) it streams
+        ws = ws_connect(self.port, "types=tuner.tune", subprotocols=())
+        self.addCleanup(ws.close)
+        self.assertOk(self.box.tune(1, "DVBT", 474000000, 8000000))
+        ws_next(ws, of_type("tuner.tune", 1))
+
+
+class WsFilters(ApiBoxTest):
+    def test_type_and_tuner_filters(self):
+        only2 = ws_connect(self.port, "types=tuner.tune&tuner=2")
+        prefix = ws_connect(self.port, "types=tuner.*&tuner=1")
+        every = ws_connect(self.port)
+        for ws in (only2, prefix, every):
+            self.addCleanup(ws.close)
+        self.assertOk(self.box.tune(1, "DVBT", 474000000, 8000000))
+        self.assertOk(self.box.tune(2, "DVBT", 474000000, 8000000))
+        got = ws_next(only2, lambda m: True)
+        self.assertEqual((got["type"], got["tuner"]), ("tuner.tune", 2))
+        rest = ws_collect(only2, 0.5)
+        self.assertEqual([m for m in rest if m["tuner"] != 2], [])
+        seen = ws_collect(prefix, 1.0)
+        self.assertTrue(seen)
+        self.assertTrue(all(m["type"].startswith("tuner.") and
+                            m["tuner"] == 1 for m in seen), seen)
+        self.assertIn("tuner.tune", [m["type"] for m in seen])
+        everything = ws_collect(every, 1.0)
+        self.assertEqual({m["tuner"] for m in everything
+                          if m["type"] == "tuner.tune"}, {1, 2})
+        seqs = [m["seq"] for m in everything]
+        self.assertEqual(seqs, sorted(seqs))
+
+
+class WsCatchUp(ApiBoxTest):
+    def test_since_replays_then_goes_live(self):
+        ws = ws_connect(self.port, "since=0")
+        first = ws_collect(ws, 1.0)
+        ws.close()
+        self.assertTrue(first)
+        self.assertEqual(first[0]["seq"], 1, first[0])
+        seqs = [m["seq"] for m in first]
+        self.assertEqual(seqs, list(range(1, len(seqs) + 1)))
+        last = seqs[-1]
+        self.assertOk(self.box.tune(3, "DVBT", 474000000, 8000000))
+        ws = ws_connect(self.port, "since=%d" % last)
+        self.addCleanup(ws.close)
+        ev = ws_next(ws, lambda m: True)
+        self.assertEqual(ev["seq"], last + 1, ev)
+        ws_next(ws, of_type("tuner.tune", 3))
+        # then live
+        self.assertOk(self.box.tune(4, "DVBT", 474000000, 8000000))
+        ws_next(ws, of_type("tuner.tune", 4))
+
+    def test_since_with_a_filter(self):
+        self.assertOk(self.box.tune(1, "DVBT", 474000000, 8000000))
+        ws = ws_connect(self.port, "since=0&types=tuner.tune")
+        self.addCleanup(ws.close)
+        ev = ws_next(ws, lambda m: True)
+        self.assertEqual((ev["type"], ev["tuner"]), ("tuner.tune", 1))
+
+
+class WsStatusSampling(ApiBoxTest):
+    daemon_extra = ("--status-interval-ms", "100")
+
+    def test_status_events_for_every_ready_tuner(self):
+        ws = ws_connect(self.port, "types=tuner.status")
+        self.addCleanup(ws.close)
+        got = ws_collect(ws, 1.5)
+        per_tuner = {}
+        for m in got:
+            per_tuner.setdefault(m["tuner"], []).append(m)
+        self.assertEqual(set(per_tuner), {1, 2, 3, 4}, got[:4])
+        for msgs in per_tuner.values():
+            self.assertGreaterEqual(len(msgs), 3)
+            self.assertIn("fe_status", msgs[-1]["status"])
+            self.assertIn("locked", msgs[-1])
+
+
+if __name__ == "__main__":
+    unittest.main()

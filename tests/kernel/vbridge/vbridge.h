@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The virtual bridge, a test-only module: an I2C adapter whose devices are
+ * register-file emulations of tuner chips, and a DVB adapter whose
+ * frontends have a virtual DVB-T demodulator and, as tuner, the tuner stub
+ * (or an in-kernel tuner driver) on that adapter.
+ */
+#ifndef _VBRIDGE_H
+#define _VBRIDGE_H
+
+#include <linux/i2c.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+
+#include <media/dvb_frontend.h>
+#include <media/dvbdev.h>
+
+struct v4l2_subdev;
+
+#define VB_MAX_FE 4
+#define VB_MAX_CHIPS (VB_MAX_FE + 1)	/* the frontends' and the analog one */
+#define VB_REGS 64
+
+struct vb_chip;
+
+/* One kind of emulated chip. */
+struct vb_chip_type {
+	const char *name;
+	u32 chip_id;		/* TSTUB_CHIP_* */
+	u8 addr;		/* usual 7-bit address */
+	void (*reset)(struct vb_chip *c);
+	int (*write)(struct vb_chip *c, const u8 *buf, u16 len);
+	int (*read)(struct vb_chip *c, u8 *buf, u16 len);
+	bool (*locked)(const struct vb_chip *c);
+	u32 (*frequency)(const struct vb_chip *c);	/* Hz, 0 unknown */
+};
+
+/* One emulated chip on the virtual bus; guarded by vbridge.chip_lock. */
+struct vb_chip {
+	const struct vb_chip_type *type;
+	u8 addr;
+	u8 regs[VB_REGS];
+	u8 ptr;			/* register pointer (8-bit chips) */
+	u16 reg16;		/* register to read (XC3028) */
+	bool freq_pending;	/* XC3028: RF_FREQ command seen */
+	bool tuned;
+	u32 divider;		/* XC3028: last RF divider */
+	u32 fw_bytes;		/* XC3028: firmware bytes received */
+	u32 resets;		/* bridge callback resets */
+	bool fault_nak;		/* test fault: never acknowledge */
+	bool fault_nolock;	/* test fault: the PLL never locks */
+	u32 writes;
+	u32 reads;
+};
+
+struct vbridge;
+
+struct vb_fe {
+	struct dvb_frontend fe;
+	struct vbridge *vb;
+	struct vb_chip *chip;
+	bool kernel_tuner;		/* an in-kernel driver, not the stub */
+	struct i2c_client *kclient;	/* that driver's client */
+	bool registered;
+	bool tuned;			/* the frontend thread tuned once */
+};
+
+struct vb_trace_line {
+	struct list_head link;
+	size_t len;
+	char text[];
+};
+
+struct vbridge {
+	struct device *dev;
+	struct i2c_adapter adap;
+	bool adap_added;
+	struct mutex chip_lock;		/* every chip's state */
+	struct vb_chip chips[VB_MAX_CHIPS];
+	unsigned int nchips;
+
+	struct dvb_adapter dvb;
+	bool dvb_registered;
+	struct vb_fe fes[VB_MAX_FE];
+	unsigned int nfe;
+
+	struct vb_chip *analog_chip;
+	struct v4l2_subdev *analog_sd;
+	struct mutex analog_lock;	/* the analog calls and their result */
+	int analog_err;
+	char analog_last[32];
+
+	struct dentry *dbg;
+	struct mutex trace_lock;	/* the trace list */
+	struct list_head trace;
+	size_t trace_bytes;
+	u64 trace_dropped;
+};
+
+extern const struct vb_chip_type vb_mt2060_type;
+extern const struct vb_chip_type vb_qt1010_type;
+extern const struct vb_chip_type vb_xc3028_type;
+
+/* vbridge_i2c.c */
+int vb_i2c_add(struct vbridge *vb);
+void vb_i2c_del(struct vbridge *vb);
+void vb_trace_clear(struct vbridge *vb);
+void vb_debugfs_init(struct vbridge *vb);
+
+/* vbridge_analog.c */
+int vb_analog_create(struct vbridge *vb, struct vb_chip *chip);
+void vb_analog_destroy(struct vbridge *vb);
+
+/* vbridge_fe.c */
+int vb_fe_create(struct vbridge *vb, struct vb_fe *vfe, bool kernel_tuner);
+void vb_fe_destroy(struct vb_fe *vfe);
+
+#endif /* _VBRIDGE_H */

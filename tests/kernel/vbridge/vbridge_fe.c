@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The virtual DVB-T demodulator and its tuner: the tuner stub, or an
+ * in-kernel tuner driver bound to the emulated chip through an I2C client
+ * (as bridges do with dvb_module_probe()).
+ *
+ * The demodulator reports lock when its tuner reports PLL lock, and tunes
+ * by calling the tuner's set_params: a tune from userspace travels kernel
+ * -> stub -> daemon -> plugin -> I2C -> emulated chip.
+ */
+#include <linux/module.h>
+#include <linux/slab.h>
+
+#include "tuner_stub_kernel.h"
+#include "vbridge.h"
+
+/*
+ * The in-kernel MT2060 driver's platform data.  Its header is not in the
+ * kernel headers package, so the layout of drivers/media/tuners/mt2060.h
+ * (Linux 4.13 and later) is repeated here.
+ */
+struct vb_mt2060_platform_data {
+	u8 clock_out;
+	u16 if1;
+	unsigned int i2c_write_max:5;
+	struct dvb_frontend *dvb_frontend;
+};
+
+#define VB_LOCK_STATUS (FE_HAS_SIGNAL | FE_HAS_CARRIER | FE_HAS_VITERBI | \
+			FE_HAS_SYNC | FE_HAS_LOCK)
+
+static struct vb_fe *to_vb_fe(struct dvb_frontend *fe)
+{
+	return container_of(fe, struct vb_fe, fe);
+}
+
+/* A frontend opened again polls nothing until it is tuned again. */
+static int vb_fe_init(struct dvb_frontend *fe)
+{
+	to_vb_fe(fe)->tuned = false;
+	return 0;
+}
+
+static int vb_fe_sleep(struct dvb_frontend *fe)
+{
+	return 0;
+}
+
+static int vb_fe_set_frontend(struct dvb_frontend *fe)
+{
+	if (!fe->ops.tuner_ops.set_params)
+		return -EOPNOTSUPP;
+	return fe->ops.tuner_ops.set_params(fe);
+}
+
+/* Without a get_status (the in-kernel MT2060), the chip itself tells. */
+static int vb_fe_tuner_locked(struct dvb_frontend *fe, bool *locked)
+{
+	struct vb_fe *vfe = to_vb_fe(fe);
+	struct vbridge *vb = vfe->vb;
+	u32 st = 0;
+	int ret;
+
+	if (fe->ops.tuner_ops.get_status) {
+		ret = fe->ops.tuner_ops.get_status(fe, &st);
+		*locked = !ret && (st & TUNER_STATUS_LOCKED);
+		return ret;
+	}
+	mutex_lock(&vb->chip_lock);
+	*locked = vfe->chip->type->locked(vfe->chip) &&
+		  !vfe->chip->fault_nolock;
+	mutex_unlock(&vb->chip_lock);
+	return 0;
+}
+
+static int vb_fe_read_status(struct dvb_frontend *fe, enum fe_status *status)
+{
+	bool locked = false;
+	int ret;
+
+	*status = 0;
+	ret = vb_fe_tuner_locked(fe, &locked);
+	if (ret)
+		return ret;
+	if (locked)
+		*status = VB_LOCK_STATUS;
+	return 0;
+}
+
+static int vb_fe_read_signal_strength(struct dvb_frontend *fe, u16 *strength)
+{
+	enum fe_status st;
+	int ret;
+
+	if (fe->ops.tuner_ops.get_rf_strength &&
+	    !fe->ops.tuner_ops.get_rf_strength(fe, strength))
+		return 0;
+	ret = vb_fe_read_status(fe, &st);
+	if (!ret)
+		*strength = (st & FE_HAS_LOCK) ? 0xc000 : 0;
+	return ret;
+}
+
+static enum dvbfe_algo vb_fe_get_algo(struct dvb_frontend *fe)
+{
+	return DVBFE_ALGO_HW;
+}
+
+/*
+ * The frontend thread: tune once per request, then poll the lock every
+ * second; nothing before the first tune.
+ */
+static int vb_fe_tune(struct dvb_frontend *fe, bool re_tune,
+		      unsigned int mode_flags, unsigned int *delay,
+		      enum fe_status *status)
+{
+	struct vb_fe *vfe = to_vb_fe(fe);
+	int ret;
+
+	*delay = HZ;
+	*status = 0;
+	if (re_tune) {
+		ret = vb_fe_set_frontend(fe);
+		vfe->tuned = !ret;
+		if (ret) {
+			*status = FE_TIMEDOUT;
+			return ret;
+		}
+	}
+	if (!vfe->tuned)
+		return 0;
+	return vb_fe_read_status(fe, status);
+}
+
+static const struct dvb_frontend_ops vb_fe_ops = {
+	.delsys = { SYS_DVBT },
+	.info = {
+		.name = "vbridge virtual DVB-T demodulator",
+		.frequency_min_hz = 42 * MHz,
+		.frequency_max_hz = 870 * MHz,
+		.frequency_stepsize_hz = 62500,
+		.caps = FE_CAN_FEC_AUTO | FE_CAN_QPSK | FE_CAN_QAM_16 |
+			FE_CAN_QAM_64 | FE_CAN_QAM_AUTO |
+			FE_CAN_TRANSMISSION_MODE_AUTO |
+			FE_CAN_GUARD_INTERVAL_AUTO | FE_CAN_HIERARCHY_AUTO |
+			FE_CAN_INVERSION_AUTO,
+	},
+	.init = vb_fe_init,
+	.sleep = vb_fe_sleep,
+	.set_frontend = vb_fe_set_frontend,
+	.get_frontend_algo = vb_fe_get_algo,
+	.tune = vb_fe_tune,
+	.read_status = vb_fe_read_status,
+	.read_signal_strength = vb_fe_read_signal_strength,
+};
+
+/* The bridge's tuner callback: the reset line restarts the chip. */
+static int vb_tuner_callback(void *priv, u32 cmd, u32 arg)
+{
+	struct vb_fe *vfe = priv;
+	struct vbridge *vb = vfe->vb;
+
+	if (cmd != TSTUB_CTRL_TUNER_RESET)
+		return 0;
+	mutex_lock(&vb->chip_lock);
+	vfe->chip->resets++;
+	vfe->chip->type->reset(vfe->chip);
+	mutex_unlock(&vb->chip_lock);
+	return 0;
+}
+
+/* What the demodulator sees: the chip's lock, a fixed good signal. */
+static int vb_demod_status(void *priv, struct tstub_status *st)
+{
+	struct vb_fe *vfe = priv;
+	struct vbridge *vb = vfe->vb;
+	bool locked;
+
+	mutex_lock(&vb->chip_lock);
+	locked = vfe->chip->type->locked(vfe->chip) &&
+		 !vfe->chip->fault_nolock;
+	mutex_unlock(&vb->chip_lock);
+	st->valid = TSTUB_ST_FE_STATUS | TSTUB_ST_STRENGTH_DBM |
+		    TSTUB_ST_CNR_DB;
+	st->fe_status = locked ? VB_LOCK_STATUS : 0;
+	st->strength_mdbm = locked ? -45000 : -100000;
+	st->cnr_mdb = locked ? 28000 : 0;
+	return 0;
+}
+
+static int vb_fe_attach_stub(struct vb_fe *vfe)
+{
+	struct tuner_stub_config cfg = {
+		.chip_id = vfe->chip->type->chip_id,
+		.i2c_addr = vfe->chip->addr,
+		.vendor_id = 0x1d6b,	/* Linux Foundation: virtual */
+		.product_id = 0x7b01,
+		.bridge_name = "vbridge",
+		.bridge_priv = vfe,
+		.tuner_callback = vb_tuner_callback,
+		.demod_status = vb_demod_status,
+	};
+
+	if (!tuner_stub_attach(&vfe->fe, &vfe->vb->adap, &cfg))
+		return -ENOMEM;
+	return 0;
+}
+
+static int vb_fe_attach_kernel(struct vb_fe *vfe)
+{
+	struct vb_mt2060_platform_data pdata = {
+		.if1 = 1220,
+		.dvb_frontend = &vfe->fe,
+	};
+	struct i2c_board_info info = {
+		.addr = vfe->chip->addr,
+		.platform_data = &pdata,
+	};
+	struct i2c_client *client;
+
+	if (vfe->chip->type != &vb_mt2060_type)
+		return -EOPNOTSUPP;
+	strscpy(info.type, "mt2060", sizeof(info.type));
+	request_module("mt2060");
+	client = i2c_new_client_device(&vfe->vb->adap, &info);
+	if (IS_ERR(client))
+		return PTR_ERR(client);
+	if (!client->dev.driver ||
+	    !try_module_get(client->dev.driver->owner)) {
+		i2c_unregister_device(client);
+		return -ENODEV;
+	}
+	vfe->kclient = client;
+	return 0;
+}
+
+/**
+ * vb_fe_create() - a frontend with its tuner, registered on the adapter
+ * @vb: the bridge, its I2C and DVB adapters registered
+ * @vfe: the frontend, its chip set
+ * @kernel_tuner: an in-kernel tuner driver instead of the stub
+ *
+ * Return: 0 or a negative errno.
+ */
+int vb_fe_create(struct vbridge *vb, struct vb_fe *vfe, bool kernel_tuner)
+{
+	int ret;
+
+	vfe->vb = vb;
+	vfe->kernel_tuner = kernel_tuner;
+	vfe->fe.ops = vb_fe_ops;
+	vfe->fe.demodulator_priv = vfe;
+	vfe->fe.id = vfe - vb->fes;
+	ret = kernel_tuner ? vb_fe_attach_kernel(vfe) : vb_fe_attach_stub(vfe);
+	if (ret)
+		return ret;
+	ret = dvb_register_frontend(&vb->dvb, &vfe->fe);
+	if (ret) {
+		vb_fe_destroy(vfe);
+		return ret;
+	}
+	vfe->registered = true;
+	return 0;
+}
+
+/**
+ * vb_fe_destroy() - undo vb_fe_create()
+ * @vfe: the frontend
+ *
+ * The tuner and demodulator were attached by direct calls, not
+ * dvb_attach(), so their release operations are run (or cleared) here:
+ * dvb_frontend_detach() would drop module references never taken.
+ */
+void vb_fe_destroy(struct vb_fe *vfe)
+{
+	if (vfe->registered)
+		dvb_unregister_frontend(&vfe->fe);
+	if (vfe->kclient) {
+		module_put(vfe->kclient->dev.driver->owner);
+		i2c_unregister_device(vfe->kclient);
+		vfe->kclient = NULL;
+	} else {
+		tuner_stub_detach(&vfe->fe);
+	}
+	vfe->fe.ops.tuner_ops.release = NULL;
+	vfe->fe.ops.release = NULL;
+	if (vfe->registered)
+		dvb_frontend_detach(&vfe->fe);
+	vfe->registered = false;
+}

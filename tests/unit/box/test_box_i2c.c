@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_box_i2c - the bridge side of the box: modeled bus time, the trace
+ * file, the NAK/hang/never-lock faults, and what the demodulator reports
+ * for what the chip's registers really hold.
+ */
+#include <ctype.h>
+
+#include "box_test.h"
+
+/* MT2060 registers 1..5 for rf_hz (tuner-chips.md), start register 1. */
+static void mt2060_regs(uint32_t rf_hz, uint8_t out[6])
+{
+	static const struct {
+		long max_mhz;
+		uint8_t band;
+	} lna[] = {{95, 0xb0},  {180, 0xa0}, {260, 0x90},   {335, 0x80},
+		   {425, 0x70}, {480, 0x60}, {570, 0x50},   {645, 0x40},
+		   {730, 0x30}, {810, 0x20}, {100000, 0x10}};
+	long rf = rf_hz / 1000, lo1 = (rf + 1220000) / 250 * 250;
+	long num1t = lo1 / 250, div1 = num1t / 64, num1 = num1t & 0x3f;
+	long lo2 = (lo1 - rf - 36150 + 25) / 50 * 50;
+	long n = lo2 * 64 / 125, div2 = n / 8192, num2 = n & 0x1fff;
+	size_t i = 0;
+
+	while (rf / 1000 > lna[i].max_mhz)
+		i++;
+	out[0] = 0x01;
+	out[1] = (uint8_t)(lna[i].band | ((num1 >> 2) & 0xf));
+	out[2] = (uint8_t)div1;
+	out[3] = (uint8_t)((num2 & 0xf) | ((num1 & 3) << 4));
+	out[4] = (uint8_t)((num2 >> 4) & 0xff);
+	out[5] = (uint8_t)(((num2 >> 12) & 1) | (div2 << 1));
+}
+
+static int tune_mt2060(int fd, uint32_t rf_hz)
+{
+	uint8_t regs[6];
+
+	mt2060_regs(rf_hz, regs);
+	return bt_i2c_write(&t_box, fd, 1, 0x60, regs, sizeof(regs));
+}
+
+static struct tstub_status demod(int fd, uint32_t client)
+{
+	struct tstub_status st = {0};
+	union tstub_buf m;
+
+	bt_send(fd, TSTUB_DEMOD_STATUS, 0, ++t_box.unique, 0, client, NULL, 0);
+	if (bt_expect(&t_box, fd, TSTUB_DEMOD_STATUS, 1, &m) == 0 &&
+	    !m.hdr.error)
+		memcpy(&st, tstub_body(&m.hdr), sizeof(st));
+	return st;
+}
+
+/* Milliseconds that `count` register reads of 20 bytes take. */
+static uint64_t time_reads(unsigned int khz, int count)
+{
+	uint8_t buf[20];
+	uint64_t t0, elapsed;
+	int ctl, fd, fails = 0;
+
+	bt_setup(&t_box, "mt2060");
+	t_box.cfg.i2c_khz = khz;
+	if (bt_start(&t_box))
+		return 0;
+	ctl = bt_daemon(&t_box);
+	fd = bt_bind(&t_box, 1, NULL);
+	t0 = bt_now_ms();
+	for (int i = 0; i < count; i++)
+		fails += bt_i2c_read(&t_box, fd, 1, 0x60, 0x00, buf,
+				     sizeof(buf)) != 0;
+	elapsed = bt_now_ms() - t0;
+	CHECK_EQ_INT(fails, 0);
+	close(fd);
+	close(ctl);
+	bt_stop(&t_box);
+	return elapsed;
+}
+
+static void test_bus_time(void)
+{
+	/* 1 + (2 * 9 + 1) + (21 * 9 + 1) = 210 bit times: 2.1 ms at 100 kHz */
+	uint64_t instant = time_reads(0, 20);
+	uint64_t slow = time_reads(100, 20);
+
+	printf("20 transfers: %llu ms at 0 kHz, %llu ms at 100 kHz\n",
+	       (unsigned long long)instant, (unsigned long long)slow);
+	CHECK(slow >= 34);
+	CHECK(slow > instant + 20);
+}
+
+static int hex2(const char *s)
+{
+	for (int i = 0; i < 2; i++)
+		if (!isxdigit((unsigned char)s[i]) ||
+		    isupper((unsigned char)s[i]))
+			return 0;
+	return 1;
+}
+
+/* "i2c-N 0xaa W|R", then " hh" per byte, then " NAK" or nothing. */
+static int trace_line_ok(const char *line)
+{
+	unsigned int adapter;
+	int n = 0;
+
+	if (sscanf(line, "i2c-%u%n", &adapter, &n) != 1)
+		return 0;
+	line += n;
+	if (strncmp(line, " 0x", 3) || !hex2(line + 3) || line[5] != ' ' ||
+	    (line[6] != 'W' && line[6] != 'R'))
+		return 0;
+	line += 7;
+	while (line[0] == ' ' && hex2(line + 1) &&
+	       (line[3] == ' ' || line[3] == '\0'))
+		line += 3;
+	return strcmp(line, "") == 0 || strcmp(line, " NAK") == 0;
+}
+
+static void test_trace(void)
+{
+	static const char *const want[] = {
+	    "i2c-0 0x60 W 01 6e 69 03 fb 93",
+	    "i2c-0 0x60 W 00",
+	    "i2c-0 0x60 R 63",
+	    "i2c-0 0x61 W 00 NAK",
+	    "i2c-1 0x62 W 29",
+	    "i2c-1 0x62 R 39",
+	    "i2c-0 0x60 W 01 NAK",
+	};
+	char line[256];
+	uint8_t id, zero = 0;
+	size_t n = 0;
+	int ctl, fd1, fd2, bad = 0;
+	FILE *f;
+
+	bt_setup(&t_box, "mt2060,qt1010");
+	CHECK(bt_start(&t_box) == 0);
+	ctl = bt_daemon(&t_box);
+	fd1 = bt_bind(&t_box, 1, NULL);
+	fd2 = bt_bind(&t_box, 2, NULL);
+	CHECK_EQ_INT(bt_i2c_write(&t_box, fd1, 1, 0x60, bt_mt2060_474,
+				  sizeof(bt_mt2060_474)),
+		     0);
+	CHECK_EQ_INT(bt_i2c_read(&t_box, fd1, 1, 0x60, 0x00, &id, 1), 0);
+	CHECK_EQ_INT(bt_i2c_write(&t_box, fd1, 1, 0x61, &zero, 1), -EREMOTEIO);
+	CHECK_EQ_INT(bt_i2c_read(&t_box, fd2, 2, 0x62, 0x29, &id, 1), 0);
+	CHECK_EQ_INT(id, 0x39);
+	sim_box_set_fault(t_box.box, 1, &(struct sim_box_fault){.nak_rate = 1});
+	CHECK_EQ_INT(bt_i2c_read(&t_box, fd1, 1, 0x60, 0x01, &id, 1),
+		     -EREMOTEIO);
+	f = fopen(t_box.trace, "r");
+	CHECK(f != NULL);
+	while (f && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		bad += !trace_line_ok(line);
+		if (n < sizeof(want) / sizeof(want[0]) && strcmp(line, want[n]))
+			fprintf(stderr, "trace line %zu: '%s', want '%s'\n", n,
+				line, want[n]);
+		CHECK(n >= sizeof(want) / sizeof(want[0]) ||
+		      strcmp(line, want[n]) == 0);
+		n++;
+	}
+	if (f)
+		fclose(f);
+	CHECK_EQ_INT(n, sizeof(want) / sizeof(want[0]));
+	CHECK_EQ_INT(bad, 0);
+	close(fd1);
+	close(fd2);
+	close(ctl);
+	bt_stop(&t_box);
+}
+
+static void test_nak_rate(void)
+{
+	struct sim_box_fault f = {.nak_rate = -1};
+	uint8_t reg = 0;
+	int ctl, fd, naks = 0;
+
+	bt_setup(&t_box, "mt2060");
+	t_box.cfg.nak_rate = 1.0;
+	CHECK(bt_start(&t_box) == 0);
+	ctl = bt_daemon(&t_box);
+	fd = bt_bind(&t_box, 1, NULL);
+	/* The box-wide rate, then a client's own rate over it. */
+	CHECK_EQ_INT(bt_i2c_write(&t_box, fd, 1, 0x60, &reg, 1), -EREMOTEIO);
+	f.nak_rate = 0;
+	sim_box_set_fault(t_box.box, 1, &f);
+	CHECK_EQ_INT(bt_i2c_write(&t_box, fd, 1, 0x60, &reg, 1), 0);
+	f.nak_rate = 0.5;
+	sim_box_set_fault(t_box.box, 1, &f);
+	for (int i = 0; i < 200; i++)
+		naks +=
+		    bt_i2c_write(&t_box, fd, 1, 0x60, &reg, 1) == -EREMOTEIO;
+	printf("NAK rate 0.5: %d of 200\n", naks);
+	CHECK(naks > 50 && naks < 150);
+	sim_box_get_fault(t_box.box, 1, &f);
+	CHECK(f.nak_rate == 0.5);
+	close(fd);
+	close(ctl);
+	bt_stop(&t_box);
+}
+
+static void test_hang_and_never_lock(void)
+{
+	struct sim_box_fault f = {.nak_rate = -1, .hang = true};
+	struct sim_box_client_info ci;
+	struct sim_box_stats st;
+	struct tstub_status s;
+	uint8_t reg = 0;
+	int ctl, fd;
+
+	bt_setup(&t_box, "mt2060");
+	CHECK(bt_start(&t_box) == 0);
+	ctl = bt_daemon(&t_box);
+	fd = bt_bind(&t_box, 1, NULL);
+	sim_box_set_fault(t_box.box, 1, &f);
+	CHECK_EQ_INT(bt_i2c(&t_box, fd, 1,
+			    &(struct tstub_i2c_seg){.addr = 0x60, .len = 1}, 1,
+			    &reg, 1, NULL, 300),
+		     -ETIMEDOUT);
+	sim_box_get_stats(t_box.box, &st);
+	CHECK_EQ_INT(st.i2c_hung, 1);
+	/* The bus answers again; the hung transfer stays unanswered. */
+	f.hang = false;
+	f.never_lock = true;
+	sim_box_set_fault(t_box.box, 1, &f);
+	CHECK_EQ_INT(tune_mt2060(fd, 474000000), 0);
+	s = demod(fd, 1);
+	CHECK_EQ_INT(s.fe_status & TSTUB_FE_HAS_LOCK, 0);
+	sim_box_client_info(t_box.box, 1, &ci);
+	CHECK(ci.tuned.valid);
+	CHECK(!ci.tuned.pll_locked);
+	f.never_lock = false;
+	sim_box_set_fault(t_box.box, 0, &f); /* every client */
+	s = demod(fd, 1);
+	CHECK(s.fe_status & TSTUB_FE_HAS_LOCK);
+	close(fd);
+	close(ctl);
+	bt_stop(&t_box);
+}
+
+static void test_demod_view(void)
+{
+	struct tstub_params t2 = {.delsys = TSTUB_DELSYS_DVBT2,
+				  .frequency = 474000000,
+				  .bandwidth = 8000000};
+	struct tstub_status s;
+	int ctl, fd, fd2;
+
+	bt_setup(&t_box, "mt2060,qt1010");
+	t_box.cfg.settle_scale = 50; /* 500 ms for the MT2060 to lock */
+	CHECK(bt_start(&t_box) == 0);
+	ctl = bt_daemon(&t_box);
+	fd = bt_bind(&t_box, 1, NULL);
+	fd2 = bt_bind(&t_box, 2, NULL);
+	/* Nothing tuned: no lock, nothing measured. */
+	s = demod(fd2, 2);
+	CHECK_EQ_INT(s.fe_status, 0);
+	CHECK_EQ_INT(s.valid & TSTUB_ST_STRENGTH_DBM, 0);
+
+	CHECK_EQ_INT(tune_mt2060(fd, 474000000), 0);
+	s = demod(fd, 1); /* the LO has not settled yet */
+	CHECK_EQ_INT(s.fe_status & TSTUB_FE_HAS_LOCK, 0);
+	bt_pump(&t_box, 600);
+	s = demod(fd, 1);
+	CHECK(s.fe_status & TSTUB_FE_HAS_LOCK);
+	CHECK_EQ_INT(s.frequency, 474000000);
+	CHECK(s.cnr_mdb > 28500 && s.cnr_mdb < 31500);
+
+	/* The params say DVB-T2: a DVB-T carrier does not lock. */
+	bt_send(fd, TSTUB_PARAMS_CHANGED, 0, 0, 0, 1, &t2, sizeof(t2));
+	s = demod(fd, 1);
+	CHECK_EQ_INT(s.fe_status & TSTUB_FE_HAS_LOCK, 0);
+	t2.delsys = TSTUB_DELSYS_DVBT;
+	bt_send(fd, TSTUB_PARAMS_CHANGED, 0, 0, 0, 1, &t2, sizeof(t2));
+
+	/* Weak carrier: signal without lock.  Empty channel: noise. */
+	CHECK_EQ_INT(tune_mt2060(fd, 506000000), 0);
+	bt_pump(&t_box, 600);
+	s = demod(fd, 1);
+	CHECK(s.fe_status & TSTUB_FE_HAS_SIGNAL);
+	CHECK_EQ_INT(s.fe_status & TSTUB_FE_HAS_LOCK, 0);
+	CHECK(s.strength_mdbm > -89500 && s.strength_mdbm < -86500);
+	CHECK_EQ_INT(tune_mt2060(fd, 530000000), 0);
+	bt_pump(&t_box, 600);
+	s = demod(fd, 1);
+	CHECK_EQ_INT(s.fe_status & TSTUB_FE_HAS_LOCK, 0);
+	CHECK(s.strength_mdbm < -95000);
+	close(fd);
+	close(fd2);
+	close(ctl);
+	bt_stop(&t_box);
+}
+
+int main(void)
+{
+	test_bus_time();
+	test_trace();
+	test_nak_rate();
+	test_hang_and_never_lock();
+	test_demod_view();
+	return check_done("test_box_i2c");
+}

@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: MIT
+/* The event bus: seq order, ring wrap, catching up with gaps, the JSON
+ * envelope, subscribers, and a publish from another thread. */
+#include <jansson.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "eventbus.h"
+#include "loop.h"
+
+struct seen {
+	uint64_t seqs[64];
+	size_t n;
+};
+
+static void collect(const struct event *ev, void *arg)
+{
+	struct seen *s = arg;
+
+	if (s->n < 64)
+		s->seqs[s->n++] = ev->seq;
+}
+
+static void test_ring(void)
+{
+	struct eventbus *eb = eventbus_new(4, NULL);
+	struct eventbus_read r;
+	struct seen s = {0};
+	uint64_t prev = 0;
+
+	CHECK(eb != NULL);
+	CHECK_EQ_INT(eventbus_last_seq(eb), 0);
+	for (int i = 0; i < 10; i++) {
+		uint64_t seq = eventbus_publish(eb, "test.tick", i,
+						json_pack("{s:i}", "i", i));
+
+		CHECK(seq > prev);
+		CHECK_EQ_INT(seq, i + 1);
+		prev = seq;
+	}
+	CHECK_EQ_INT(eventbus_last_seq(eb), 10);
+	CHECK_EQ_INT(eventbus_oldest_seq(eb), 7);
+
+	eventbus_read(eb, 0, 0, collect, &s, &r);
+	CHECK_EQ_INT(r.gap, 1);
+	CHECK_EQ_INT(r.missed, 6);
+	CHECK_EQ_INT(r.count, 4);
+	CHECK_EQ_INT(s.seqs[0], 7);
+	CHECK_EQ_INT(s.seqs[3], 10);
+	CHECK_EQ_INT(r.last, 10);
+
+	s.n = 0;
+	eventbus_read(eb, 6, 0, collect, &s, &r);
+	CHECK_EQ_INT(r.gap, 0);
+	CHECK_EQ_INT(r.count, 4);
+
+	s.n = 0;
+	eventbus_read(eb, 8, 0, collect, &s, &r);
+	CHECK_EQ_INT(r.gap, 0);
+	CHECK_EQ_INT(r.count, 2);
+	CHECK_EQ_INT(s.seqs[0], 9);
+	CHECK_EQ_INT(s.seqs[1], 10);
+
+	s.n = 0;
+	eventbus_read(eb, 10, 0, collect, &s, &r);
+	CHECK_EQ_INT(r.count, 0);
+	CHECK_EQ_INT(r.last, 10);
+
+	s.n = 0;
+	eventbus_read(eb, 6, 3, collect, &s, &r);
+	CHECK_EQ_INT(r.count, 3);
+	CHECK_EQ_INT(r.more, 1);
+	CHECK_EQ_INT(r.last, 9);
+	eventbus_free(eb);
+}
+
+static const struct event *kept;
+
+static void keep_first(const struct event *ev, void *arg)
+{
+	(void)arg;
+	if (!kept)
+		kept = event_get(ev);
+}
+
+static void test_json(void)
+{
+	struct eventbus *eb = eventbus_new(2, NULL);
+	json_error_t jerr;
+	const char *time;
+	json_t *o;
+
+	eventbus_publish(eb, "tuner.tune", 3,
+			 json_pack("{s:s,s:i,s:s}", "origin", "api", "seq", 99,
+				   "type", "forged"));
+	eventbus_publish(eb, "stub.connect", EVENTBUS_NO_TUNER, NULL);
+	eventbus_read(eb, 0, 1, keep_first, NULL, NULL);
+	CHECK(kept != NULL);
+	/* The kept event outlives the ring's wrap. */
+	eventbus_publish(eb, "x", 1, NULL);
+	eventbus_publish(eb, "y", 1, NULL);
+	o = json_loads(kept->json, 0, &jerr);
+	CHECK(o != NULL);
+	CHECK_EQ_INT(json_integer_value(json_object_get(o, "seq")), 1);
+	CHECK(strcmp(json_string_value(json_object_get(o, "type")),
+		     "tuner.tune") == 0);
+	CHECK_EQ_INT(json_integer_value(json_object_get(o, "tuner")), 3);
+	CHECK(strcmp(json_string_value(json_object_get(o, "origin")), "api") ==
+	      0);
+	time = json_string_value(json_object_get(o, "time"));
+	CHECK(time && strlen(time) == 24 && time[10] == 'T' &&
+	      time[19] == '.' && time[23] == 'Z');
+	CHECK_EQ_INT(kept->tuner, 3);
+	CHECK(strcmp(kept->type, "tuner.tune") == 0);
+	CHECK_EQ_INT(kept->json_len, strlen(kept->json));
+	json_decref(o);
+	event_put(kept);
+
+	/* No tuner: "tuner":null. */
+	kept = NULL;
+	eventbus_read(eb, 3, 1, keep_first, NULL, NULL);
+	CHECK(kept && strstr(kept->json, "\"tuner\":1"));
+	event_put(kept);
+	eventbus_free(eb);
+
+	eb = eventbus_new(2, NULL);
+	eventbus_publish(eb, "stub.connect", EVENTBUS_NO_TUNER, NULL);
+	kept = NULL;
+	eventbus_read(eb, 0, 0, keep_first, NULL, NULL);
+	CHECK(kept && strstr(kept->json, "\"tuner\":null"));
+	event_put(kept);
+	kept = NULL;
+	eventbus_free(eb);
+}
+
+struct sub_state {
+	struct eventbus *eb;
+	long self_id;
+	int calls;
+	uint64_t last_seq;
+	int order_ok;
+};
+
+static void sub_a(const struct event *ev, void *arg)
+{
+	struct sub_state *s = arg;
+
+	if (ev->seq != s->last_seq + 1)
+		s->order_ok = 0;
+	s->last_seq = ev->seq;
+	s->calls++;
+}
+
+/* Unsubscribes itself on its second event. */
+static void sub_once_more(const struct event *ev, void *arg)
+{
+	struct sub_state *s = arg;
+
+	(void)ev;
+	if (++s->calls == 2)
+		eventbus_unsubscribe(s->eb, s->self_id);
+}
+
+static void test_subscribers(void)
+{
+	struct eventbus *eb = eventbus_new(8, NULL);
+	struct sub_state a = {.eb = eb, .order_ok = 1};
+	struct sub_state b = {.eb = eb};
+	long ida;
+
+	ida = eventbus_subscribe(eb, sub_a, &a);
+	b.self_id = eventbus_subscribe(eb, sub_once_more, &b);
+	CHECK(ida > 0 && b.self_id > 0 && ida != b.self_id);
+	for (int i = 0; i < 5; i++)
+		eventbus_publish(eb, "t", EVENTBUS_NO_TUNER, NULL);
+	CHECK_EQ_INT(a.calls, 5);
+	CHECK_EQ_INT(a.order_ok, 1);
+	CHECK_EQ_INT(b.calls, 2);
+	eventbus_unsubscribe(eb, ida);
+	eventbus_publish(eb, "t", EVENTBUS_NO_TUNER, NULL);
+	CHECK_EQ_INT(a.calls, 5);
+	eventbus_free(eb);
+}
+
+/* A publish from another thread reaches subscribers in the loop thread. */
+struct cross {
+	struct loop *loop;
+	struct eventbus *eb;
+	pthread_t loop_thread;
+	int calls, in_loop_thread;
+};
+
+static void cross_sub(const struct event *ev, void *arg)
+{
+	struct cross *c = arg;
+
+	(void)ev;
+	c->calls++;
+	c->in_loop_thread = pthread_equal(pthread_self(), c->loop_thread);
+	loop_stop(c->loop);
+}
+
+static void *cross_publisher(void *arg)
+{
+	struct cross *c = arg;
+
+	eventbus_publish(c->eb, "from.thread", EVENTBUS_NO_TUNER, NULL);
+	return NULL;
+}
+
+static long cross_give_up(struct loop *l, uint64_t id, void *arg)
+{
+	(void)id;
+	(void)arg;
+	loop_stop(l);
+	return LOOP_TIMER_DONE;
+}
+
+static void test_cross_thread(void)
+{
+	struct cross c = {0};
+	pthread_t th;
+
+	c.loop = loop_new();
+	c.eb = eventbus_new(8, c.loop);
+	c.loop_thread = pthread_self();
+	eventbus_subscribe(c.eb, cross_sub, &c);
+	loop_add_timer(c.loop, 5000, cross_give_up, NULL);
+	pthread_create(&th, NULL, cross_publisher, &c);
+	pthread_join(th, NULL);
+	CHECK_EQ_INT(c.calls, 0); /* not in the publishing thread */
+	CHECK_EQ_INT(eventbus_last_seq(c.eb), 1);
+	loop_run(c.loop);
+	CHECK_EQ_INT(c.calls, 1);
+	CHECK_EQ_INT(c.in_loop_thread, 1);
+	eventbus_free(c.eb);
+	loop_free(c.loop);
+}
+
+int main(void)
+{
+	test_ring();
+	test_json();
+	test_subscribers();
+	test_cross_thread();
+	return check_done("test_eventbus");
+}

@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The daemon's core end to end against a fake box: the INIT handshake,
+ * LOAD_PLUGIN, ATTACH with real worker processes (the fixture plugin),
+ * API requests, a crashing and a hanging worker restarted with their
+ * params restored and their queued requests replayed, the queue bound,
+ * DETACH, and the stub going away and coming back.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "daemon.h"
+#include "eventbus.h"
+#include "fake_box.h"
+#include "log.h"
+#include "loop.h"
+#include "tuner.h"
+
+#define CHIP        0xF0F0
+#define CRASH_HZ    666000000
+#define HANG_HZ     777000000
+#define DEADLINE_MS 400
+
+static struct daemon d;
+static struct box box;
+
+/* ---- waiting: the loop turns until a condition holds ---- */
+
+typedef int (*cond_fn)(void *arg);
+
+static int until(cond_fn cond, void *arg, int ms)
+{
+	uint64_t end = loop_now_ms() + (uint64_t)ms;
+
+	while (!cond(arg) && loop_now_ms() < end)
+		loop_run_once(d.loop, 10);
+	return cond(arg);
+}
+
+static int box_field_set(void *arg)
+{
+	return box_get(&box, arg) > 0;
+}
+
+static int state_is(uint32_t id, enum tuner_state s)
+{
+	struct tuner_snapshot snap;
+
+	return tuner_snapshot_by_id(&d, id, &snap) == 0 && snap.state == s;
+}
+
+static int tuner1_ready(void *arg)
+{
+	(void)arg;
+	return state_is(1, TUNER_READY);
+}
+
+static int tuner1_offline(void *arg)
+{
+	(void)arg;
+	return state_is(1, TUNER_OFFLINE);
+}
+
+/* ---- events ---- */
+
+struct seen_events {
+	char types[512][32];
+	int n;
+};
+static struct seen_events seen;
+
+static void on_event(const struct event *ev, void *arg)
+{
+	(void)arg;
+	if (seen.n < 512)
+		snprintf(seen.types[seen.n++], 32, "%s", ev->type);
+}
+
+static int count_type(const char *type)
+{
+	int n = 0;
+
+	for (int i = 0; i < seen.n; i++)
+		n += strcmp(seen.types[i], type) == 0;
+	return n;
+}
+
+static int has_event(void *type)
+{
+	return count_type(type) > 0;
+}
+
+/* ---- requests ---- */
+
+struct result {
+	int done, err;
+	struct tstub_status status;
+	int have_status;
+};
+
+static void on_done(int err, const struct tstub_status *st, void *arg)
+{
+	struct result *r = arg;
+
+	r->done++;
+	r->err = err;
+	r->have_status = st != NULL;
+	if (st)
+		r->status = *st;
+}
+
+static int result_done(void *arg)
+{
+	return ((struct result *)arg)->done > 0;
+}
+
+static int submit(uint32_t id, enum tuner_op op, uint32_t hz, struct result *r)
+{
+	struct tstub_params p = {
+	    .delsys = TSTUB_DELSYS_DVBT, .frequency = hz, .bandwidth = 8000000};
+	struct tuner *t = tuner_find(&d, id);
+
+	memset(r, 0, sizeof(*r));
+	return t ? tuner_submit(t, op, &p, "api:test", on_done, r) : -ENOENT;
+}
+
+/* Submit and wait for the completion; returns its err. */
+static int call(uint32_t id, enum tuner_op op, uint32_t hz, struct result *r)
+{
+	int err = submit(id, op, hz, r);
+
+	if (err)
+		return err;
+	CHECK(until(result_done, r, 3000));
+	return r->err;
+}
+
+static void test_handshake(void)
+{
+	CHECK(until(box_field_set, &box.init_replies, 2000));
+	CHECK_EQ_INT(box_get(&box, &box.init_err), 0);
+	box_cmd(&box, BOX_LOAD, CHIP);
+	CHECK(until(box_field_set, &box.load_replies, 2000));
+	CHECK_EQ_INT(box_get(&box, &box.load_err), 0);
+	CHECK(strcmp(box.load_info.name, "GOODCHIP") == 0);
+	box_cmd(&box, BOX_LOAD, 0xBEEF);
+	CHECK(until(box_field_set, &box.load_replies, 2000));
+	loop_run_once(d.loop, 50);
+	loop_run_once(d.loop, 50);
+	CHECK_EQ_INT(box_get(&box, &box.load_err), -ENOENT);
+	pthread_mutex_lock(&box.lock);
+	box.chip = CHIP;
+	pthread_mutex_unlock(&box.lock);
+
+	box_cmd(&box, BOX_ATTACH, 1);
+	box_cmd(&box, BOX_ATTACH, 2);
+	CHECK(until(box_field_set, &box.attach_replies[1], 3000));
+	CHECK(until(box_field_set, &box.attach_replies[2], 3000));
+	CHECK_EQ_INT(box_get(&box, &box.attach_err[1]), 0);
+	CHECK_EQ_INT(box_get(&box, &box.attach_err[2]), 0);
+	CHECK(state_is(1, TUNER_READY) && state_is(2, TUNER_READY));
+	CHECK_EQ_INT(box_get(&box, &box.binds[1]), 1);
+	CHECK(count_type("stub.connect") == 1 &&
+	      count_type("plugin.load") == 1);
+}
+
+static void test_tune(void)
+{
+	struct tuner_snapshot s;
+	struct result r;
+
+	CHECK_EQ_INT(call(1, TUNER_OP_TUNE, 474000000, &r), 0);
+	CHECK(r.have_status && r.status.pll_locked == 1);
+	CHECK_EQ_INT(tuner_snapshot_by_id(&d, 1, &s), 0);
+	CHECK_EQ_INT(s.params.frequency, 474000000);
+	CHECK(strcmp(s.changed_by, "api:test") == 0);
+	CHECK_EQ_INT(s.changed_origin, TUNER_ORIGIN_API);
+	CHECK_EQ_INT(s.locked, 1);
+	CHECK(count_type("tuner.tune") >= 1 && count_type("tuner.lock") == 1);
+	/* The stub learnt the API's tune. */
+	CHECK_EQ_INT(box_get(&box, &box.params_changed[1]), 1);
+	CHECK_EQ_INT(box.cached[1].frequency, 474000000);
+
+	CHECK_EQ_INT(submit(1, TUNER_OP_FREQUENCY, 0, &r), -EINVAL);
+	CHECK_EQ_INT(submit(1, TUNER_OP_TUNE, 10000000, &r), -EINVAL);
+	CHECK_EQ_INT(call(2, TUNER_OP_STATUS, 0, &r), 0);
+}
+
+static void test_crash(void)
+{
+	struct result crash, replay, other;
+	struct tuner_snapshot s;
+	int restores = count_type("tuner.tune");
+
+	CHECK_EQ_INT(submit(1, TUNER_OP_TUNE, CRASH_HZ, &crash), 0);
+	CHECK_EQ_INT(submit(1, TUNER_OP_STATUS, 0, &replay), 0);
+	CHECK(until(result_done, &crash, 3000));
+	CHECK_EQ_INT(crash.err, -ECONNABORTED);
+	/* The other tuner never notices. */
+	CHECK_EQ_INT(call(2, TUNER_OP_STATUS, 0, &other), 0);
+	/* The queued request went to the new worker. */
+	CHECK(until(result_done, &replay, 3000));
+	CHECK_EQ_INT(replay.err, 0);
+	CHECK(until(tuner1_ready, NULL, 3000));
+	CHECK_EQ_INT(tuner_snapshot_by_id(&d, 1, &s), 0);
+	CHECK_EQ_INT(s.counters.crashes, 1);
+	CHECK_EQ_INT(s.counters.restarts, 1);
+	CHECK_EQ_INT(s.params.frequency, 474000000);
+	CHECK_EQ_INT(s.changed_origin, TUNER_ORIGIN_RESTORE);
+	CHECK(count_type("worker.crash") == 1 &&
+	      count_type("worker.restart") == 1);
+	/* crash (failed tune) + restore */
+	CHECK(count_type("tuner.tune") >= restores + 2);
+	CHECK_EQ_INT(box_get(&box, &box.binds[1]), 2);
+}
+
+static void test_hang(void)
+{
+	struct result hang, other;
+	struct tuner_snapshot s;
+	uint64_t t0 = loop_now_ms();
+
+	CHECK_EQ_INT(submit(1, TUNER_OP_TUNE, HANG_HZ, &hang), 0);
+	CHECK(until(result_done, &hang, 3000));
+	CHECK_EQ_INT(hang.err, -ETIMEDOUT);
+	CHECK(loop_now_ms() - t0 >= DEADLINE_MS - 10);
+	CHECK_EQ_INT(call(2, TUNER_OP_STATUS, 0, &other), 0);
+	CHECK(until(has_event, "worker.hang", 3000));
+	CHECK(loop_now_ms() - t0 >= DEADLINE_MS + 500 - 10);
+	CHECK(until(tuner1_ready, NULL, 3000));
+	CHECK_EQ_INT(tuner_snapshot_by_id(&d, 1, &s), 0);
+	CHECK_EQ_INT(s.counters.hangs, 1);
+	CHECK_EQ_INT(s.counters.timeouts, 1);
+	CHECK_EQ_INT(s.params.frequency, 474000000);
+}
+
+static void test_queue_bound(void)
+{
+	static struct result r[TUNER_QUEUE_MAX + 2];
+	int accepted = 0, err = 0;
+
+	while (accepted < TUNER_QUEUE_MAX + 2 &&
+	       !(err = submit(1, TUNER_OP_STATUS, 0, &r[accepted])))
+		accepted++;
+	CHECK_EQ_INT(err, -EBUSY);
+	/* One in flight, the queue full behind it. */
+	CHECK_EQ_INT(accepted, TUNER_QUEUE_MAX + 1);
+	CHECK(until(result_done, &r[accepted - 1], 3000));
+	for (int i = 0; i < accepted; i++)
+		CHECK(r[i].done == 1 && r[i].err == 0);
+}
+
+static void test_detach(void)
+{
+	box_cmd(&box, BOX_DETACH, 2);
+	CHECK(until(box_field_set, &box.detach_replies, 2000));
+	CHECK_EQ_INT(box_get(&box, &box.detach_err), 0);
+	CHECK(tuner_find(&d, 2) == NULL);
+	CHECK(count_type("tuner.detach") == 1);
+}
+
+static void test_stub_gone(void)
+{
+	struct tuner_snapshot s;
+	struct result r;
+
+	box_cmd(&box, BOX_DROP_CONTROL, 0);
+	CHECK(until(tuner1_offline, NULL, 2000));
+	CHECK(count_type("stub.disconnect") == 1);
+	CHECK_EQ_INT(submit(1, TUNER_OP_STATUS, 0, &r), -ENOTCONN);
+	/* The daemon reconnects; the box re-sends LOAD and ATTACH. */
+	CHECK(until(tuner1_ready, NULL, 3000));
+	CHECK(count_type("stub.connect") == 2);
+	CHECK_EQ_INT(tuner_snapshot_by_id(&d, 1, &s), 0);
+	CHECK_EQ_INT(s.params.frequency, 474000000);
+	CHECK_EQ_INT(call(1, TUNER_OP_STATUS, 0, &r), 0);
+}
+
+int main(int argc, char **argv)
+{
+	const char *dirs[] = {argc > 1 ? argv[1] : ".", NULL};
+	struct daemon_config cfg = {.plugin_dirs = dirs,
+				    .deadline_ms = DEADLINE_MS,
+				    .event_ring = 256,
+				    .name = "testbox"};
+	char path[108], spec[128];
+	int st;
+
+	log_set_level(argc > 2 ? LL_DEBUG : LL_WARN);
+	snprintf(path, sizeof(path), "/tmp/tunerd-tt-%d.sock", (int)getpid());
+	snprintf(spec, sizeof(spec), "sim:%s", path);
+	CHECK_EQ_INT(box_start(&box, path), 0);
+	CHECK_EQ_INT(stub_parse(spec, &cfg.stub), 0);
+	CHECK_EQ_INT(daemon_init(&d, &cfg), 0);
+	eventbus_subscribe(d.events, on_event, NULL);
+	CHECK_EQ_INT(daemon_start(&d), 0);
+
+	test_handshake();
+	test_tune();
+	test_crash();
+	test_hang();
+	test_queue_bound();
+	test_detach();
+	test_stub_gone();
+
+	daemon_fini(&d);
+	/* Every worker was reaped. */
+	CHECK(waitpid(-1, &st, WNOHANG) < 0 && errno == ECHILD);
+	box_stop(&box);
+	return check_done("test_tuner");
+}
