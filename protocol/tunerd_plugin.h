@@ -124,4 +124,15 @@ typedef const struct tunerd_plugin *(*tunerd_plugin_describe_fn)(int version);
 int tunerd_plugin_version(int count, const int *versions);
 const struct tunerd_plugin *tunerd_plugin_describe(int version);
 
+/* The negotiation every plugin of this ABI makes: pick TUNERD_PLUGIN_ABI
+ * if the host offers it.  A plugin speaking several versions picks its
+ * newest offered one instead. */
+static inline int tunerd_plugin_pick_version(int count, const int *versions)
+{
+	for (int i = 0; versions && i < count; i++)
+		if (versions[i] == TUNERD_PLUGIN_ABI)
+			return TUNERD_PLUGIN_ABI;
+	return -1;
+}
+
 #endif /* TUNERD_PLUGIN_H */

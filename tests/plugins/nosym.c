@@ -9,8 +9,5 @@
 
 NOSYM_EXPORT int tunerd_plugin_version(int count, const int *versions)
 {
-	for (int i = 0; versions && i < count; i++)
-		if (versions[i] == TUNERD_PLUGIN_ABI)
-			return TUNERD_PLUGIN_ABI;
-	return -1;
+	return tunerd_plugin_pick_version(count, versions);
 }
