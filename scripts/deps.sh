@@ -5,7 +5,7 @@ set -euo pipefail
 
 build_pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev
 	libwebsockets-dev libcurl4-openssl-dev)
-test_pkgs=(python3 curl python3-websocket)
+test_pkgs=(python3 curl python3-websocket chromium)
 kernel_pkgs=(qemu-system-x86 busybox-static cpio kmod)
 
 want=("${build_pkgs[@]}")

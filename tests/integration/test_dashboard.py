@@ -1,0 +1,131 @@
+# SPDX-License-Identifier: MIT
+"""The dashboard in a real headless Chromium: it renders every tuner from
+the API and shows a kernel-side tune with its lock, and follows a tune made
+after the page loaded through the WebSocket event stream."""
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import json
+import unittest
+import urllib.request
+
+from events_util import websocket
+from harness import ApiBoxTest, wait_for
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WEB = os.path.normpath(os.path.join(HERE, "..", "..", "web"))
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def dump_dom(url, budget_ms):
+    """The page's DOM after its scripts ran for budget_ms of page time."""
+    profile = tempfile.mkdtemp(prefix="tunerd-chromium-")
+    try:
+        out = subprocess.run(
+            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
+             "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update",
+             "--disable-sync", "--user-data-dir=" + profile,
+             "--virtual-time-budget=%d" % budget_ms, "--dump-dom", url],
+            capture_output=True, text=True, timeout=90)
+        return out.stdout
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def card(dom, tuner_id):
+    """The text of one tuner's card."""
+    parts = dom.split('<article class="tuner')
+    for p in parts[1:]:
+        if '<span class="t-id">#%d</span>' % tuner_id in p:
+            return re.sub(r"<[^>]+>", " ", p.split("</article>")[0])
+    raise AssertionError("no card for tuner %d" % tuner_id)
+
+
+@unittest.skipUnless(CHROMIUM, "chromium is not installed")
+class Dashboard(ApiBoxTest):
+    web_root = WEB
+    daemon_extra = ("--status-interval-ms", "200")
+
+    def test_cards_show_every_tuner_and_a_kernel_side_tune(self):
+        self.assertOk(self.box.tune(1, "DVBT", 474000000, 8000000))
+        dom = dump_dom("http://127.0.0.1:%d/" % self.port, 3000)
+        for tid, chip in ((1, "MT2060"), (2, "QT1010"), (3, "XC3028"),
+                          (4, "MT2060")):
+            self.assertIn(chip, card(dom, tid))
+        one = card(dom, 1)
+        self.assertIn("DVBT 474 MHz / 8 MHz", one)
+        self.assertRegex(one, r"lock-text\"?[^>]*>\s*lock|\block\b")
+        self.assertNotIn("no lock", one)
+        self.assertIn("-50", one)  # signal in dBm from the RF environment
+        self.assertIn("by kernel", one)
+        self.assertIn("events: live", dom)
+
+    def test_live_update_over_the_event_stream(self):
+        with Browser("http://127.0.0.1:%d/" % self.port) as page:
+            wait_for(lambda: page.eval(
+                "document.getElementById('conn').textContent") ==
+                "events: live", timeout=30, what="event stream live")
+            # tuned after the page loaded: only the event stream tells it
+            self.assertOk(self.box.tune(2, "DVBT", 474000000, 8000000))
+            text = wait_for(lambda: (lambda t: t if "474 MHz" in t else None)(
+                page.eval("document.querySelectorAll('.t-params')[1]"
+                          ".textContent")), timeout=15,
+                what="card 2 updated")
+            self.assertIn("DVBT 474 MHz", text)
+            log = wait_for(lambda: (lambda t: t if "tuner.tune" in t
+                                    else None)(
+                page.eval("document.getElementById('log').textContent")),
+                timeout=15, what="the tune in the event log")
+            self.assertIn("origin=kernel", log)
+
+
+class Browser:
+    """Headless Chromium driven over the DevTools protocol."""
+
+    def __init__(self, url):
+        self.profile = tempfile.mkdtemp(prefix="tunerd-chromium-")
+        self.proc = subprocess.Popen(
+            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
+             "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update",
+             "--disable-sync", "--user-data-dir=" + self.profile,
+             "--remote-debugging-port=0", url],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        port_file = os.path.join(self.profile, "DevToolsActivePort")
+        wait_for(lambda: os.path.exists(port_file) and
+                 open(port_file).read().count("\n") >= 1,
+                 timeout=30, what="chromium's DevTools port")
+        port = int(open(port_file).read().split()[0])
+        targets = json.loads(urllib.request.urlopen(
+            "http://127.0.0.1:%d/json/list" % port, timeout=10).read())
+        page = [t for t in targets if t.get("type") == "page"][0]
+        self.ws = websocket.create_connection(
+            page["webSocketDebuggerUrl"], timeout=15)
+        self.next_id = 0
+
+    def eval(self, expression):
+        self.next_id += 1
+        self.ws.send(json.dumps({"id": self.next_id,
+                                 "method": "Runtime.evaluate",
+                                 "params": {"expression": expression,
+                                            "returnByValue": True}}))
+        while True:
+            msg = json.loads(self.ws.recv())
+            if msg.get("id") == self.next_id:
+                return msg.get("result", {}).get("result", {}).get("value")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.ws.close()
+        self.proc.kill()
+        self.proc.wait()
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    unittest.main()
