@@ -36,6 +36,6 @@ if [ $asan -eq 1 ]; then
 fi
 if [ $kernel -eq 1 ] && [ -x tests/kernel/run-qemu.sh ]; then
 	echo "== kernel module under QEMU"
-	tests/kernel/run-qemu.sh --build-dir build-ci
+	tests/kernel/run-qemu.sh --build-dir build-ci --daemon tunerd
 fi
 echo "== all suites passed"

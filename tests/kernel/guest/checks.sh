@@ -16,6 +16,13 @@ ST=/sys/kernel/debug/tuner_stub
 VB=/sys/kernel/debug/vbridge
 OUT=/tmp/check.out
 DLOG=0
+API=http://127.0.0.1:8080/api/v1
+# A frequency no other check tunes, so its event is the kernel's tune.
+NETAPI_KERNEL_HZ=602000000
+# 490 MHz by the MT2060 formulas: LO1 1710 MHz (DIV1 106, NUM1 56), LO2
+# 1183.85 MHz (DIV2 73, NUM2 8115), LNABAND 0x50: registers 1..5.
+NETAPI_API_HZ=490000000
+NETAPI_API_BURST="01 5e 6a 03 fb 93"
 # Three DVB-T frontends (mt2060, qt1010, xc3028) and an analog xc3028.
 VBRIDGE_ARGS="analog=xc3028"
 NCLIENTS=4
@@ -85,7 +92,7 @@ start_daemon() {
 		/opt/tunerd/bin/tunerd --stub kernel:/dev/tuner \
 			--plugin-dir /opt/tunerd/plugins \
 			--firmware-dir /opt/tunerd/firmware -v \
-			>/tmp/daemon-$DLOG.log 2>&1 &
+			--listen 127.0.0.1:8080 >/tmp/daemon-$DLOG.log 2>&1 &
 	else
 		/bin/ktestd daemon >/tmp/daemon-$DLOG.log 2>&1 &
 	fi
@@ -340,15 +347,113 @@ t_kernel_tuner() {
 	grep "^i2c-$I2C 0x60 W 01 6e 69 03 fb 93\$" $VB/trace
 }
 
-# --- network API check (to be added) ---------------------------------
-# The network API sees the kernel-side tune as an event: start the daemon
-# with "--listen 127.0.0.1:PORT" (lo is up, see /init), tune through the
-# frontend with "ktest fe tune", then fetch /api/v1/events with busybox
-# wget (http://127.0.0.1:PORT/api/v1/events) and expect the tune of
-# client 1 at that frequency.  Register it below as
-#   check netapi-kernel-tune t_netapi
-# and add "netapi-kernel-tune" to REQUIRED_CHECKS in run-qemu.sh.
-# ---------------------------------------------------------------------
+# --- network API checks ----------------------------------------------
+# tunerd serves the API on loopback (lo is up, see /init); no tokens are
+# configured, so this loopback client is admin.  busybox wget fetches,
+# jq reads the JSON.
+
+# api_get PATH: the answer's body on stdout; fails on a non-2xx answer.
+api_get() {
+	wget -q -O- "$API$1"
+}
+
+# api_post PATH JSON: the body to /tmp/api.json, the status line of the
+# answer (e.g. "HTTP/1.1 200") on stdout; fails on a non-2xx answer.
+api_post() {
+	wget -S -O /tmp/api.json --header 'Content-Type: application/json' \
+		--post-data "$2" "$API$1" 2>/tmp/api.hdr
+	r=$?
+	sed -n 's|^ *\(HTTP/1\.[01] [0-9]*\).*|\1|p' /tmp/api.hdr
+	return $r
+}
+
+# The API's id of the ready MT2060 (the stub's frontend 0).
+api_mt2060_id() {
+	api_get /tuners | jq -er '[.tuners[] |
+		select(.chip.name == "MT2060" and .state == "ready")] |
+		if length == 1 then .[0].id
+		else error("ready MT2060 tuners: \(length)") end'
+}
+
+# api_tuner_is ID ORIGIN HZ: the tuner's params and last change.
+api_tuner_is() {
+	api_get /tuners/$1 >/tmp/tuner.json &&
+		jq -e --arg o "$2" --argjson f "$3" '.params.frequency == $f and
+		.params.delivery_system == "DVBT" and
+		.params.bandwidth == 8000000 and .last_change.origin == $o' \
+			/tmp/tuner.json >/dev/null
+}
+
+# sse_tune_in_capture ID ORIGIN HZ: the tuner.tune event is in the
+# capture /tmp/sse.txt (printed, or why not).
+sse_tune_in_capture() {
+	jq -Rn -c -f /etc/ktest/sse.jq --argjson tuner $1 --arg origin $2 \
+		--argjson freq $3 /tmp/sse.txt
+}
+
+# sse_tune_event ID ORIGIN HZ: /api/v1/events from the start of the ring
+# (since=0) holds the tuner.tune event.  The wait is bounded in time: a
+# capture of a long ring takes jq a while under TCG.
+sse_tune_event() {
+	wget -q -O /tmp/sse.txt --header 'Accept: text/event-stream' \
+		"$API/events?since=0" &
+	sse=$!
+	end=$(($(date +%s) + 15))
+	until sse_tune_in_capture "$@" >/dev/null 2>&1; do
+		[ "$(date +%s)" -lt $end ] || break
+		sleep 0.5
+	done
+	kill $sse 2>/dev/null
+	wait $sse 2>/dev/null
+	say "events: $(grep -c '^id:' /tmp/sse.txt) in the capture"
+	ev=$(sse_tune_in_capture "$@") || return 1
+	echo "$ev" | jq -r '"event \(.id) \(.event): tuner \(.data.tuner)," +
+		" origin \(.data.origin), \(.data.params.frequency) Hz"'
+}
+
+api_up() {
+	wget -q -O /dev/null "$API/box"
+}
+
+# A tune from the kernel (FE_SET_PROPERTY on the frontend) is seen by the
+# network API: the tuner's params and last change, and the event stream.
+t_netapi_kernel() {
+	t_frontends >/dev/null || return 1
+	wait_for 20 api_up || return 1
+	id=$(api_mt2060_id) || return 1
+	say "the MT2060 is tuner $id"
+	tune 0 $NETAPI_KERNEL_HZ 8000000 || return 1
+	wait_for 5 api_tuner_is $id kernel $NETAPI_KERNEL_HZ
+	r=$?
+	jq -c '{params, last_change}' /tmp/tuner.json
+	[ $r -eq 0 ] && sse_tune_event $id kernel $NETAPI_KERNEL_HZ
+}
+
+# The API tunes the same tuner: the chip receives the plugin's burst, and
+# the kernel's frontend works afterwards.
+t_netapi_api() {
+	id=$(api_mt2060_id) || return 1
+	echo clear >$VB/trace
+	body='"delivery_system":"DVBT","bandwidth":8000000'
+	api_post /tuners/$id/tune "{$body,\"frequency\":$NETAPI_API_HZ}" \
+		>/tmp/api.status
+	cat /tmp/api.status /tmp/api.json
+	echo
+	[ "$(cat /tmp/api.status)" = "HTTP/1.1 200" ] || return 1
+	jq -e --argjson id $id --argjson f $NETAPI_API_HZ \
+		'.tuner == $id and .params.frequency == $f' /tmp/api.json \
+		>/dev/null || return 1
+	grep "^i2c-$I2C 0x60 W $NETAPI_API_BURST\$" $VB/trace || return 1
+	got=$(chip_freq 0x60)
+	say "mt2060: asked $NETAPI_API_HZ through the API, chip tuned to $got"
+	[ "$got" = "$NETAPI_API_HZ" ] || return 1
+	wait_for 5 api_tuner_is $id api $NETAPI_API_HZ || return 1
+	ktest fe status $ADAPTER 0 | tee /tmp/st
+	grep -q 'FE_READ_STATUS -> OK (0) status 0x1f' /tmp/st || return 1
+	tune 0 474000000 8000000 || return 1
+	say "API tune to $NETAPI_API_HZ: 200, burst $NETAPI_API_BURST," \
+		"the frontend locks and tunes afterwards"
+}
 
 t_rmmod() {
 	stop_daemon
@@ -392,6 +497,13 @@ check daemon-kill-abort t_daemon_kill
 check daemon-restart t_daemon_restart
 check reattach-sync t_reattach_sync
 check analog-subdev t_analog
+if [ "$DAEMON" = tunerd ]; then
+	check netapi-kernel-tune t_netapi_kernel
+	check netapi-api-tune t_netapi_api
+else
+	mark netapi-kernel-tune SKIP "needs tunerd"
+	mark netapi-api-tune SKIP "needs tunerd"
+fi
 check kernel-tuner-variant t_kernel_tuner
 check rmmod-clean t_rmmod
 check dmesg-clean t_dmesg

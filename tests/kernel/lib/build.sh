@@ -73,6 +73,10 @@ stage_tunerd() {
 	"$build_dir/bin/tunerd-mkfw-xc3028" "$opt/firmware/xc3028-v27.fw" \
 		>/dev/null
 	copy_libs "$st" "$opt/bin/tunerd" "$opt"/plugins/*.so
+	# The network API checks read JSON with jq (busybox wget fetches).
+	install -m 0755 "$(command -v jq)" "$st/bin/jq"
+	copy_libs "$st" "$st/bin/jq"
+	install -m 0644 "$root/tests/kernel/guest/sse.jq" "$st/etc/ktest/sse.jq"
 	for f in /lib/x86_64-linux-gnu/libnss_files.so.2 \
 		/lib/x86_64-linux-gnu/libnss_dns.so.2; do
 		[ -e "$f" ] && copy_libs "$st" "$f" &&
