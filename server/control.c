@@ -105,7 +105,7 @@ static void control_lost(struct control *c, const char *why)
 		log_warn("stub disconnected (%s); reconnecting every %d ms",
 			 why, CONTROL_RETRY_MS);
 		c->down_logged = 1;
-		eventbus_publish(d->events, "stub.disconnect",
+		eventbus_publish(d->events, "stub.disconnected",
 				 EVENTBUS_NO_TUNER,
 				 json_pack("{s:s}", "reason", why));
 	} else if (!c->down_logged) {
@@ -160,7 +160,7 @@ static void control_init(struct control *c, const union tstub_buf *m)
 	log_info("stub connected: %s, ABI %u.%u, flags 0x%llx, settle %u/1000",
 		 s.kind == TSTUB_KIND_SIM ? "simulated box" : "kernel", s.major,
 		 s.minor, (unsigned long long)s.flags, s.settle_permille);
-	eventbus_publish(c->d->events, "stub.connect", EVENTBUS_NO_TUNER,
+	eventbus_publish(c->d->events, "stub.connected", EVENTBUS_NO_TUNER,
 			 json_pack("{s:s,s:i,s:i,s:I,s:i,s:i}", "kind",
 				   s.kind == TSTUB_KIND_SIM ? "sim" : "kernel",
 				   "major", s.major, "minor", s.minor, "flags",

@@ -33,7 +33,7 @@ int daemon_init(struct daemon *d, const struct daemon_config *cfg)
 		goto err;
 	d->events = eventbus_new(
 	    cfg->event_ring ? cfg->event_ring : EVENTBUS_DEFAULT_RING, d->loop);
-	if (!d->events)
+	if (!d->events || eventbus_set_box(d->events, d->name))
 		goto err;
 	d->plugins = plugin_host_new(d->events);
 	if (!d->plugins)

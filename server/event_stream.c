@@ -14,17 +14,10 @@
  * tells the duplicates apart: a live dispatch can arrive after the ring
  * read that already gave its event (a publish from another thread is
  * dispatched later through the loop).
- *
- * The "box" field: the bus serialises an event once; when its text does
- * not carry "box", it goes out as the prefix {"box":"<name>", followed by
- * the event's text without its opening brace.  The prefix is built once
- * and both parts are written straight from where they are, so this costs
- * no copy beyond the one every transport makes into its socket buffer.
  */
 #include "event_stream.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,17 +30,12 @@
 /* Ring events read per catch-up step (the ring stays locked meanwhile). */
 #define REPLAY_BATCH 64
 
-enum box_mode { BOX_UNKNOWN = 0, BOX_IN_EVENT, BOX_PREFIX };
-
 struct event_hub {
 	struct daemon *d;
 	long bus_id;
 	struct event_sub *subs;
 	unsigned int nsubs;
 	int stopping, stopped; /* stopped: free with the last subscriber */
-	enum box_mode box;
-	char *box_head; /* {"box":"<name>", */
-	size_t box_head_len;
 	struct status_sampler *sampler;
 };
 
@@ -205,13 +193,9 @@ int event_since_parse(const char *text, uint64_t *out)
 
 /* ---- the queue ---- */
 
-static size_t item_bytes(const struct event_hub *h,
-			 const struct stream_item *it)
+static size_t item_bytes(const struct stream_item *it)
 {
-	if (it->kind != STREAM_EVENT)
-		return it->len;
-	return it->ev->json_len +
-	       (h->box == BOX_IN_EVENT ? 0 : h->box_head_len);
+	return it->kind == STREAM_EVENT ? it->ev->json_len : it->len;
 }
 
 static void item_release(struct stream_item *it)
@@ -231,7 +215,7 @@ static void queue_clear(struct event_sub *s)
 /* Append it (its references move into the queue).  -ENOSPC when full. */
 static int queue_push(struct event_sub *s, const struct stream_item *it)
 {
-	size_t bytes = item_bytes(s->hub, it);
+	size_t bytes = item_bytes(it);
 
 	if (s->count == EVENT_STREAM_QUEUE_MAX ||
 	    (s->count && s->bytes + bytes > EVENT_STREAM_QUEUE_BYTES))
@@ -250,7 +234,7 @@ void event_sub_pop(struct event_sub *s)
 
 	if (!s->count)
 		return;
-	s->bytes -= item_bytes(s->hub, it);
+	s->bytes -= item_bytes(it);
 	item_release(it);
 	s->head = (s->head + 1) % EVENT_STREAM_QUEUE_MAX;
 	s->count--;
@@ -320,31 +304,14 @@ int event_sub_push_text(struct event_sub *s, enum stream_item_kind kind,
 	return 0;
 }
 
-/* ---- the "box" field ---- */
-
-static void hub_learn_box(struct event_hub *h, const struct event *ev)
+const char *event_sub_text(const struct stream_item *it, size_t *len)
 {
-	json_t *obj = json_loadb(ev->json, ev->json_len, 0, NULL);
-
-	h->box = json_object_get(obj, "box") ? BOX_IN_EVENT : BOX_PREFIX;
-	json_decref(obj);
-}
-
-void event_sub_text(const struct event_sub *s, const struct stream_item *it,
-		    struct stream_text *out)
-{
-	const struct event_hub *h = s->hub;
-
-	if (it->kind != STREAM_EVENT) {
-		*out = (struct stream_text){it->text, it->len, NULL, 0};
-	} else if (h->box == BOX_IN_EVENT) {
-		*out = (struct stream_text){it->ev->json, it->ev->json_len,
-					    NULL, 0};
-	} else {
-		*out = (struct stream_text){h->box_head, h->box_head_len,
-					    it->ev->json + 1,
-					    it->ev->json_len - 1};
+	if (it->kind == STREAM_EVENT) {
+		*len = it->ev->json_len;
+		return it->ev->json;
 	}
+	*len = it->len;
+	return it->text;
 }
 
 /* ---- catching up from the ring ---- */
@@ -377,8 +344,6 @@ static void replay_one(const struct event *ev, void *arg)
 
 	if (s->replay_full)
 		return;
-	if (s->hub->box == BOX_UNKNOWN)
-		hub_learn_box(s->hub, ev);
 	if (ev->seq > s->cursor + 1) {
 		if (push_gap(s, s->cursor + 1, ev->seq - 1)) {
 			s->replay_full = 1;
@@ -443,8 +408,6 @@ static void hub_on_event(const struct event *ev, void *arg)
 {
 	struct event_hub *h = arg;
 
-	if (h->box == BOX_UNKNOWN)
-		hub_learn_box(h, ev);
 	/* A wake only takes note: no subscriber goes away meanwhile. */
 	for (struct event_sub *s = h->subs; s; s = s->next)
 		sub_take(s, ev);
@@ -456,7 +419,6 @@ static void hub_free(struct event_hub *h)
 {
 	if (h->bus_id > 0)
 		eventbus_unsubscribe(h->d->events, h->bus_id);
-	free(h->box_head);
 	if (the_hub == h)
 		the_hub = NULL;
 	free(h);
@@ -465,8 +427,6 @@ static void hub_free(struct event_hub *h)
 static struct event_hub *hub_get(struct daemon *d)
 {
 	struct event_hub *h = the_hub;
-	json_t *name;
-	char *text;
 
 	if (h)
 		return h->d == d && !h->stopping ? h : NULL;
@@ -474,19 +434,8 @@ static struct event_hub *hub_get(struct daemon *d)
 	if (!h)
 		return NULL;
 	h->d = d;
-	name = json_string(d->name);
-	text = name ? json_dumps(name, JSON_ENCODE_ANY) : NULL;
-	json_decref(name);
-	if (text) {
-		h->box_head_len = strlen(text) + 8;
-		h->box_head = malloc(h->box_head_len + 1);
-	}
-	if (h->box_head)
-		snprintf(h->box_head, h->box_head_len + 1, "{\"box\":%s,",
-			 text);
-	free(text);
 	h->bus_id = eventbus_subscribe(d->events, hub_on_event, h);
-	if (!h->box_head || h->bus_id < 0) {
+	if (h->bus_id < 0) {
 		hub_free(h);
 		return NULL;
 	}

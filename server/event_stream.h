@@ -71,14 +71,6 @@ struct stream_item {
 	uint64_t id; /* STREAM_EVENT: seq; STREAM_GAP: last seq missed */
 };
 
-/* An item as it goes on the wire: head then tail (tail_len may be 0). */
-struct stream_text {
-	const char *head;
-	size_t head_len;
-	const char *tail;
-	size_t tail_len;
-};
-
 /* Called when the queue goes from empty to not empty and when the
  * subscriber is closed; from inside the bus's dispatch, so it only takes
  * note and schedules the transport's work. */
@@ -98,9 +90,9 @@ void event_sub_free(struct event_sub *s);
  * event_sub_pop() or event_sub_free(). */
 const struct stream_item *event_sub_peek(struct event_sub *s);
 void event_sub_pop(struct event_sub *s);
-/* The text of an item (for an event: with the "box" field). */
-void event_sub_text(const struct event_sub *s, const struct stream_item *it,
-		    struct stream_text *out);
+/* The text of an item as it goes on the wire (an event: the bus's
+ * serialised text itself, shared by every subscriber). */
+const char *event_sub_text(const struct stream_item *it, size_t *len);
 /* Queue this stream's own message (text from malloc, taken in every
  * case).  Returns 0, or -ENOSPC after closing the subscriber as a slow
  * consumer, -ESHUTDOWN when it is closed already. */

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "api_json.h"
 #include "loop.h"
 
 struct subscriber {
@@ -18,7 +19,8 @@ struct subscriber {
 };
 
 struct eventbus {
-	pthread_mutex_t lock; /* the ring and next_seq */
+	pthread_mutex_t lock; /* the ring, next_seq and box */
+	char *box;
 	struct event **ring;
 	size_t size, count, oldest; /* oldest: index of the oldest event */
 	uint64_t next_seq;
@@ -63,8 +65,22 @@ void eventbus_free(struct eventbus *eb)
 		free(s);
 	}
 	pthread_mutex_destroy(&eb->lock);
+	free(eb->box);
 	free(eb->ring);
 	free(eb);
+}
+
+int eventbus_set_box(struct eventbus *eb, const char *name)
+{
+	char *copy = strdup(name);
+
+	if (!copy)
+		return -ENOMEM;
+	pthread_mutex_lock(&eb->lock);
+	free(eb->box);
+	eb->box = copy;
+	pthread_mutex_unlock(&eb->lock);
+	return 0;
 }
 
 const struct event *event_get(const struct event *ev)
@@ -102,35 +118,62 @@ int64_t eventbus_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Serialise once: the envelope first, then the caller's fields. */
-static struct event *event_build(uint64_t seq, const char *type, long tuner,
-				 json_t *fields)
+static int envelope_key(const char *key)
 {
-	int64_t now = eventbus_now_ms();
-	char stamp[32], *text;
-	struct event *ev = NULL;
+	static const char *const keys[] = {"seq", "time", "box", "type",
+					   "tuner"};
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!strcmp(key, keys[i]))
+			return 1;
+	return 0;
+}
+
+/* The envelope first (seq, time, box, type, tuner), then the caller's
+ * fields. */
+static json_t *event_object(uint64_t seq, int64_t now, const char *box,
+			    const char *type, long tuner, json_t *fields)
+{
+	char stamp[32];
 	const char *key;
 	json_t *obj, *val;
-	size_t len;
 
 	eventbus_format_time(now, stamp, sizeof(stamp));
-	obj = json_pack("{s:I,s:s,s:s}", "seq", (json_int_t)seq, "time", stamp,
-			"type", type);
+	obj = json_pack("{s:I,s:s}", "seq", (json_int_t)seq, "time", stamp);
 	if (!obj)
 		return NULL;
-	json_object_set_new(obj, "tuner",
-			    tuner == EVENTBUS_NO_TUNER ? json_null()
-						       : json_integer(tuner));
-	json_object_foreach(fields, key, val) if (!json_object_get(obj, key))
-	    json_object_set(obj, key, val);
-	text = json_dumps(obj, JSON_COMPACT);
+	if (box)
+		json_object_set_new(obj, "box", json_string(box));
+	json_object_set_new(obj, "type", json_string(type));
+	if (tuner != EVENTBUS_NO_TUNER)
+		json_object_set_new(obj, "tuner", json_integer(tuner));
+	json_object_foreach(fields, key, val)
+	{
+		if (!envelope_key(key))
+			json_object_set(obj, key, val);
+	}
+	return obj;
+}
+
+/* Serialise once, with the API's number format. */
+static struct event *event_build(struct eventbus *eb, const char *type,
+				 long tuner, json_t *fields)
+{
+	int64_t now = eventbus_now_ms();
+	struct event *ev = NULL;
+	json_t *obj;
+	char *text;
+	size_t len;
+
+	obj = event_object(eb->next_seq, now, eb->box, type, tuner, fields);
+	text = obj ? json_dumps(obj, API_JSON_DUMP_FLAGS) : NULL;
 	json_decref(obj);
 	if (!text)
 		return NULL;
 	len = strlen(text);
 	ev = malloc(sizeof(*ev) + len + 1);
 	if (ev) {
-		*ev = (struct event){.seq = seq,
+		*ev = (struct event){.seq = eb->next_seq,
 				     .time_ms = now,
 				     .tuner = tuner,
 				     .json_len = len,
@@ -215,7 +258,7 @@ uint64_t eventbus_publish(struct eventbus *eb, const char *type, long tuner,
 	uint64_t seq = 0;
 
 	pthread_mutex_lock(&eb->lock);
-	ev = event_build(eb->next_seq, type, tuner, fields);
+	ev = event_build(eb, type, tuner, fields);
 	if (ev) {
 		seq = eb->next_seq++;
 		event_get(ev); /* for the notification below */

@@ -5,8 +5,10 @@
  *
  * Each event gets a 64-bit sequence number (1, 2, ...), a realtime stamp
  * and is serialised once, at publish, into
- *   {"seq":N,"time":"2024-05-01T12:00:00.123Z","type":"tuner.tune",
- *    "tuner":3 or null, ...fields}
+ *   {"seq":N,"time":"2024-05-01T12:00:00.123Z","box":"<name>",
+ *    "type":"tuner.tune","tuner":3, ...fields}
+ * ("tuner" absent for the box's own events, "box" absent until
+ * eventbus_set_box() named it).
  * The last N events stay in a ring so a client can catch up ("since seq")
  * and learn when it fell behind too far (a gap).
  *
@@ -45,11 +47,15 @@ typedef void (*eventbus_fn)(const struct event *ev, void *arg);
 struct eventbus *eventbus_new(size_t ring_size, struct loop *loop);
 void eventbus_free(struct eventbus *eb);
 
+/* The daemon's name, put into every event published from now on (a
+ * copy is kept).  Returns 0 or -ENOMEM (the previous name stays). */
+int eventbus_set_box(struct eventbus *eb, const char *name);
+
 /*
  * Publish an event; fields (a JSON object, may be NULL) is consumed (its
  * reference is stolen, as with json_object_set_new).  Keys seq, time,
- * type and tuner in fields are ignored.  Returns the seq, or 0 if the
- * event could not be built (out of memory).
+ * box, type and tuner in fields are ignored.  Returns the seq, or 0 if
+ * the event could not be built (out of memory).
  */
 uint64_t eventbus_publish(struct eventbus *eb, const char *type, long tuner,
 			  json_t *fields);

@@ -46,6 +46,9 @@
  * tuners. */
 #define FRONT_ACCEPT_BATCH    64
 #define FRONT_ACCEPT_PAUSE_MS 100
+/* MHD runs at stop: the last answers and stream ends go out, and a
+ * request already buffered behind an ending stream gets its 503. */
+#define HTTP_FRONT_STOP_RUNS 8
 
 struct pending {
 	struct http_front *f;
@@ -526,9 +529,13 @@ void http_front_stop(struct http_front *f)
 	if (f->mhd) {
 		if (f->mhd_ep >= 0)
 			loop_del_fd(f->loop, f->mhd_ep);
-		/* The waiting requests get their 503 out before the end. */
+		/* The waiting requests get their 503 out before the end.
+		 * Event streams were closed and resumed already, and new
+		 * requests are refused meanwhile (net->stopping), so nothing
+		 * suspends again: MHD refuses to stop with a suspended
+		 * connection. */
 		rest_cancel_waiting(f->net);
-		for (int i = 0; i < 3; i++)
+		for (int i = 0; i < HTTP_FRONT_STOP_RUNS; i++)
 			MHD_run(f->mhd);
 		MHD_stop_daemon(f->mhd);
 	}

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * json_api.h - the network API's JSON: params, status, tuners, errors.
- * Shared by REST and WebSocket so both speak the same shapes
- * (/work/notes/api.md, protocol/openapi.yaml).
+ * json_api.h - the network API's JSON: params from requests, tuners,
+ * errors.  Shared by REST and WebSocket so both speak the same shapes
+ * (/work/notes/api.md, protocol/openapi.yaml).  Params and Status out,
+ * the errno mapping, times, standards and bandwidths are the core's
+ * (api_json.h), so that the events carry the very same shapes.
  */
 #ifndef TUNERD_JSON_API_H
 #define TUNERD_JSON_API_H
@@ -10,6 +12,7 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include "api_json.h"
 #include "tuner_stub.h"
 
 struct daemon;
@@ -18,9 +21,6 @@ struct tuner_snapshot;
 
 /* Deepest JSON nesting a request body may have. */
 #define API_JSON_MAX_DEPTH 16
-/* How answers are serialised: measurements are rounded to 0.1, so a
- * bounded precision prints -50.2 rather than -50.200000000000003. */
-#define API_JSON_DUMP_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(12))
 
 /* An error answer under construction (status, code, message, details). */
 struct api_error {
@@ -35,12 +35,7 @@ void api_error_set(struct api_error *e, int status, const char *code,
 		   json_t *details, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 void api_error_clear(struct api_error *e);
-/* Map a negative errno from the tuner API to (status, code) per api.md:
- * -EBUSY 429 too_many_requests, -ETIMEDOUT 504 deadline,
- * -ECONNABORTED/-ENOTCONN/-ENODEV/-ESHUTDOWN 503 unavailable,
- * -EINVAL/-ERANGE/-EOPNOTSUPP 422 unsupported_params, else 500 internal. */
-void api_errno_to_http(int err, int *status, const char **code);
-/* The same into e, with a message naming what failed. */
+/* api_errno_to_http() into e, with a message naming what failed. */
 void api_error_from_errno(struct api_error *e, int err, const char *what);
 
 /* {"error":{"code","message","details"}}; takes the reference to details
@@ -68,15 +63,6 @@ int params_from_json_ext(json_t *obj, const struct tstub_chip_info *chip,
 /* Same, no extra fields allowed. */
 int params_from_json(json_t *obj, const struct tstub_chip_info *chip,
 		     struct tstub_params *out, struct api_error *e);
-json_t *params_to_json(const struct tstub_params *p);
-
-/*
- * Status per api.md: fe_status bits, signal_strength and cnr as
- * {"value","unit"} in dBm/dB when the chip measured them, else % from the
- * relative fields, else null; afc_hz and pll_locked null when not valid.
- * changed_at_ms: wall-clock ms since the epoch (0: null).
- */
-json_t *status_to_json(const struct tstub_status *st, uint64_t changed_at_ms);
 
 /* The capability fields of a Tuner from the chip info: delivery_systems,
  * frequency {min,max,step}, bandwidths, chip {name,vendor,plugin,chip_id}
@@ -92,24 +78,8 @@ json_t *tuner_to_json(const struct tuner_snapshot *s, const struct lease *l);
 /* Who last changed the params: the API label without its "api:" prefix,
  * or NULL (kernel, restore, anonymous). */
 const char *api_changed_by(const struct tuner_snapshot *s);
-/* 1 when a status says the frontend (or else the PLL) is locked. */
-int api_status_locked(const struct tstub_status *st);
 
 /* The 422 details: delivery_systems, frequency_min/max/step, bandwidths. */
 json_t *chip_limits_json(const struct tstub_chip_info *chip);
-
-/* RFC 3339 UTC with milliseconds, "2026-12-03T04:39:18.123Z"; buf >= 32. */
-char *api_time_format(uint64_t realtime_ms, char *buf, size_t len);
-json_t *api_time_json(uint64_t realtime_ms);
-uint64_t api_realtime_ms(void);
-
-/* V4L2 analog standard names ("PAL-BG", "NTSC-M", ...): 0 / NULL if
- * unknown. */
-uint64_t api_std_parse(const char *name);
-const char *api_std_name(uint64_t std);
-
-/* Bandwidth in Hz for one TSTUB_BW_* bit (0 if unknown), and back. */
-uint32_t api_bw_hz(uint32_t bw_bit);
-uint32_t api_bw_bit(uint32_t hz);
 
 #endif /* TUNERD_JSON_API_H */

@@ -9,15 +9,6 @@
 #include "lease.h"
 #include "tuner.h"
 
-int api_status_locked(const struct tstub_status *st)
-{
-	if (st->valid & TSTUB_ST_FE_STATUS)
-		return !!(st->fe_status & TSTUB_FE_HAS_LOCK);
-	if (st->valid & TSTUB_ST_PLL_LOCK)
-		return !!st->pll_locked;
-	return 0;
-}
-
 const char *api_changed_by(const struct tuner_snapshot *s)
 {
 	const char *by = s->changed_by;

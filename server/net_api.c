@@ -13,6 +13,7 @@
 
 #include "daemon.h"
 #include "event_stream.h"
+#include "eventbus.h"
 #include "http_front.h"
 #include "lease.h"
 #include "log.h"
@@ -86,9 +87,12 @@ static int load_config(struct net_api *net, const char *path)
 		log_err("config: %s", err);
 		return -1;
 	}
-	if (net->cfg.name)
+	if (net->cfg.name) {
 		snprintf(net->d->name, sizeof(net->d->name), "%s",
 			 net->cfg.name);
+		if (eventbus_set_box(net->d->events, net->d->name))
+			return -1;
+	}
 	log_info("config: %s: %zu token(s)%s", path, net->cfg.ntokens,
 		 net->cfg.ntokens ? "" : ", API open to loopback only");
 	return 0;
@@ -174,6 +178,10 @@ void api_stop(struct daemon *d)
 
 	if (!net)
 		return;
+	/* From here on a request that would wait (a tune, a status, a new
+	 * event stream) is answered 503 at once: MHD must not stop with a
+	 * suspended connection. */
+	net->stopping = 1;
 	if (net->front)
 		event_streams_stop(d);
 	http_front_stop(net->front);

@@ -30,6 +30,7 @@ struct net_api {
 	char *listen;             /* --listen, or NULL */
 	char *web_root;           /* realpath of --web-root, or NULL */
 	long status_interval_cli; /* -1: not given */
+	int stopping;             /* api_stop() began: no new work */
 	uint64_t started_ms;
 	struct rest_req *waiting;           /* suspended requests */
 	struct tuner_text *tuner_texts;     /* rest_cache.c */

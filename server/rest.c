@@ -492,6 +492,11 @@ static enum MHD_Result dispatch(struct rest_req *r, const char *url,
 	enum MHD_Result ret;
 	const char *bad;
 
+	if (r->net->stopping) {
+		rest_add_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+		return rest_error(r, 503, "unavailable", NULL,
+				  "the daemon is shutting down");
+	}
 	r->route = route_of(url, &r->tuner);
 	ri = route_lookup(r->route);
 	if (!ri)

@@ -41,13 +41,14 @@
 
 static const char sse_heartbeat[] = ": keep-alive\n\n";
 
-/* One message on its way out: head, body (two parts), "\n\n". */
+/* One message on its way out: head, body, "\n\n". */
 struct sse_msg {
 	char head[80];
 	size_t head_len;
 	const struct event *ev; /* a reference held for the body */
 	char *own;              /* a copy of the stream's own text */
-	struct stream_text body;
+	const char *body;
+	size_t body_len;
 	size_t off, total;
 	int last; /* the closed message: the stream ends after it */
 };
@@ -67,6 +68,8 @@ struct sse_stream {
 /* Loop thread: the open streams and the pending MHD run. */
 static struct sse_stream *sse_streams;
 static uint64_t sse_kick_timer;
+/* sse_shutdown() ran: no stream suspends any more, none opens. */
+static int sse_closing;
 
 /* ---- waking libmicrohttpd ---- */
 
@@ -123,7 +126,7 @@ static void msg_clear(struct sse_msg *m)
 
 static void msg_total(struct sse_msg *m)
 {
-	m->total = m->head_len + m->body.head_len + m->body.tail_len + 2;
+	m->total = m->head_len + m->body_len + 2;
 }
 
 /* Take the next queued item into st->msg.  0 when there is none. */
@@ -135,16 +138,16 @@ static int msg_load(struct sse_stream *st)
 
 	if (!it)
 		return 0;
-	event_sub_text(st->sub, it, &m->body);
+	m->body = event_sub_text(it, &m->body_len);
 	if (it->kind == STREAM_EVENT) {
 		m->ev = event_get(it->ev);
 		type = it->ev->type;
 	} else {
-		m->own = malloc(m->body.head_len);
+		m->own = malloc(m->body_len);
 		if (m->own)
-			memcpy(m->own, m->body.head, m->body.head_len);
-		m->body.head = m->own;
-		m->body.head_len = m->own ? m->body.head_len : 0;
+			memcpy(m->own, m->body, m->body_len);
+		m->body = m->own;
+		m->body_len = m->own ? m->body_len : 0;
 		type = it->kind == STREAM_GAP ? "gap" : "closed";
 	}
 	if (it->kind == STREAM_CLOSED)
@@ -163,8 +166,8 @@ static int msg_load(struct sse_stream *st)
 
 static void msg_heartbeat(struct sse_msg *m)
 {
-	m->body = (struct stream_text){sse_heartbeat, sizeof(sse_heartbeat) - 3,
-				       NULL, 0};
+	m->body = sse_heartbeat;
+	m->body_len = sizeof(sse_heartbeat) - 3;
 	m->head_len = 0;
 	msg_total(m);
 }
@@ -190,8 +193,7 @@ static size_t msg_copy(struct sse_msg *m, char *buf, size_t max)
 	size_t skip = m->off, n = 0;
 
 	n += copy_part(m->head, m->head_len, &skip, buf + n, max - n);
-	n += copy_part(m->body.head, m->body.head_len, &skip, buf + n, max - n);
-	n += copy_part(m->body.tail, m->body.tail_len, &skip, buf + n, max - n);
+	n += copy_part(m->body, m->body_len, &skip, buf + n, max - n);
 	n += copy_part("\n\n", 2, &skip, buf + n, max - n);
 	m->off += n;
 	return n;
@@ -220,7 +222,7 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
 	}
 	if (n)
 		return (ssize_t)n;
-	if (st->ended || event_sub_is_closed(st->sub))
+	if (st->ended || event_sub_is_closed(st->sub) || sse_closing)
 		return MHD_CONTENT_READER_END_OF_STREAM;
 	st->suspended = 1;
 	MHD_suspend_connection(st->conn);
@@ -371,6 +373,11 @@ enum MHD_Result sse_handle(struct daemon *d, struct MHD_Connection *c,
 	/* The front authorised the request already (viewer or better). */
 	if (!who || !who->ok)
 		return MHD_NO;
+	if (sse_closing) {
+		api_error_set(&e, 503, "unavailable", NULL,
+			      "the daemon is shutting down");
+		return sse_error(c, 503, &e);
+	}
 	st = sse_open(d, c, &e);
 	if (!st)
 		return sse_error(c, (unsigned int)e.status, &e);
@@ -394,7 +401,10 @@ void sse_shutdown(struct daemon *d)
 {
 	/* Every subscriber is closed by now: resume the waiting streams so
 	 * they write their last message and end before MHD stops (MHD must
-	 * not stop with suspended connections). */
+	 * not stop with suspended connections), and keep any stream from
+	 * suspending again, or a new one (a reconnect on a kept-alive
+	 * connection) from starting. */
+	sse_closing = 1;
 	for (struct sse_stream *st = sse_streams; st; st = st->next)
 		if (st->d == d)
 			sse_resume(st);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "api_json.h"
 #include "daemon.h"
 #include "eventbus.h"
 #include "log.h"
@@ -200,9 +201,10 @@ void tuner_take_status(struct tuner *t, const struct tstub_status *st)
 		t->counters.lock_gained++;
 	else
 		t->counters.lock_lost++;
-	tuner_publish(t, "tuner.lock",
-		      json_pack("{s:b,s:o}", "locked", now, "status",
-				tuner_status_json(st)));
+	tuner_publish(
+	    t, "tuner.lock",
+	    json_pack("{s:b,s:o}", "locked", now, "status",
+		      status_to_json(st, (uint64_t)t->changed_at_ms)));
 }
 
 /* ---- API requests ---- */

@@ -134,11 +134,6 @@ const char *tuner_origin_name(enum tuner_origin o);
 /* "tune" -> TUNER_OP_TUNE ...; 0 if unknown or not an API op. */
 enum tuner_op tuner_op_parse(const char *name);
 
-/* JSON forms of params and status, as events carry them: only the
- * fields that hold a value, each with its unit in the key. */
-json_t *tuner_params_json(const struct tstub_params *p);
-json_t *tuner_status_json(const struct tstub_status *st);
-
 /* ---- the daemon's side (control channel and main) ---- */
 
 /* Result of an attach: err 0 and the chip's info, or a negative errno. */

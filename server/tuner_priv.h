@@ -65,6 +65,7 @@ struct tuner {
 	enum tuner_op busy_op;
 	enum tuner_origin busy_origin;
 	struct tstub_params busy_params;
+	uint64_t busy_since_ms; /* monotonic */
 	uint64_t hang_timer;
 	uint64_t probe_timer;
 	tuner_attach_fn attach_fn; /* an ATTACH waits for the probe */

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "api_json.h"
 #include "daemon.h"
 #include "eventbus.h"
 #include "log.h"
@@ -226,8 +227,9 @@ static void tuner_probe_failed(struct tuner *t, int err, const char *why)
 	tuner_attach_reply(t, err);
 	tuner_fail_requests(t, err, err);
 	tuner_set_state(t, TUNER_FAILED, t->last_error_msg);
-	tuner_publish(t, "tuner.failed",
-		      json_pack("{s:i,s:s}", "error", -err, "reason", why));
+	tuner_publish(
+	    t, "tuner.failed",
+	    json_pack("{s:s,s:s}", "code", api_errno_code(err), "reason", why));
 }
 
 static const char *tuner_changed_by_busy(const struct tuner *t)
@@ -275,6 +277,24 @@ static void tuner_publish_end(struct tuner *t, pid_t pid, int st,
 				WEXITSTATUS(st), "reason", why));
 }
 
+/*
+ * The fields of a command's event (tuner.tune, .init, .sleep): who asked,
+ * result "ok" or the API's error code (as a REST request with this errno
+ * would be answered), message when it failed, the worker's time.
+ */
+static json_t *outcome_json(enum tuner_origin origin, const char *by, int err,
+			    const char *message, uint64_t elapsed_ms)
+{
+	json_t *f =
+	    json_pack("{s:s,s:s,s:s,s:I}", "origin", tuner_origin_name(origin),
+		      "by", by, "result", err ? api_errno_code(err) : "ok",
+		      "elapsed_ms", (json_int_t)elapsed_ms);
+
+	if (f && err)
+		json_object_set_new(f, "message", json_string(message));
+	return f;
+}
+
 /* The command the worker died in never reports: say how it ended. */
 static void tuner_publish_lost(struct tuner *t, const char *why)
 {
@@ -289,13 +309,14 @@ static void tuner_publish_lost(struct tuner *t, const char *why)
 		return;
 	t->counters.tunes++;
 	t->counters.tune_errors++;
-	f = json_pack("{s:s,s:s,s:b,s:i,s:s}", "origin",
-		      tuner_origin_name(t->busy_origin), "by",
-		      tuner_changed_by_busy(t), "ok", 0, "error", ECONNABORTED,
-		      "message", why);
-	if (f)
+	f = outcome_json(t->busy_origin, tuner_changed_by_busy(t),
+			 -ECONNABORTED, why, loop_now_ms() - t->busy_since_ms);
+	if (f) {
 		json_object_set_new(f, "params",
-				    tuner_params_json(&t->busy_params));
+				    params_to_json(&t->busy_params));
+		json_object_set_new(f, "status", json_null());
+		json_object_set_new(f, "locked", json_false());
+	}
 	tuner_publish(t, "tuner.tune", f);
 }
 
@@ -391,10 +412,17 @@ static void tuner_on_begin(struct tuner *t, const struct wmsg_begin *m)
 	t->busy_op = (enum tuner_op)m->op;
 	t->busy_origin = (enum tuner_origin)m->origin;
 	t->busy_params = m->params;
+	t->busy_since_ms = loop_now_ms();
 	loop_del_timer(t->d->loop, t->hang_timer);
 	t->hang_timer =
 	    loop_add_timer(t->d->loop, t->d->deadline_ms + TUNER_HANG_GRACE_MS,
 			   tuner_hang_fire, t);
+	if (t->busy_op == TUNER_OP_TUNE)
+		tuner_publish(t, "tuner.tune_started",
+			      json_pack("{s:s,s:s,s:o}", "origin",
+					tuner_origin_name(t->busy_origin), "by",
+					tuner_changed_by_busy(t), "params",
+					params_to_json(&m->params)));
 }
 
 static const char *tuner_changed_by(const struct tuner *t,
@@ -424,8 +452,22 @@ static void tuner_count(struct tuner *t, const struct wmsg_done *m)
 	}
 }
 
-/* Tunes, init and sleep are events; a failing status read only when its
- * error is new (the kernel polls status, errors would flood the bus). */
+/* A status or frequency read failed with a new error: the event "error"
+ * (the kernel polls status, repeated errors would flood the bus). */
+static void tuner_publish_error(struct tuner *t, const struct wmsg_done *m)
+{
+	if (!m->error || m->error == t->last_error)
+		return;
+	tuner_publish(t, "error",
+		      json_pack("{s:s,s:s,s:s,s:s}", "op",
+				tuner_op_name((enum tuner_op)m->op), "origin",
+				tuner_origin_name(m->origin), "code",
+				api_errno_code(m->error), "message",
+				strerror(-m->error)));
+}
+
+/* Tunes, init and sleep are events, in the REST API's shapes: a tune
+ * carries its params and the status read after it (null when none). */
 static void tuner_publish_done(struct tuner *t, const struct wmsg_done *m,
 			       const char *by)
 {
@@ -435,25 +477,24 @@ static void tuner_publish_done(struct tuner *t, const struct wmsg_done *m,
 
 	if (op != TUNER_OP_TUNE && op != TUNER_OP_INIT &&
 	    op != TUNER_OP_SLEEP) {
-		if (m->error && m->error != t->last_error)
-			tuner_publish(t, "tuner.error",
-				      json_pack("{s:s,s:s,s:i,s:s}", "op",
-						tuner_op_name(op), "origin",
-						tuner_origin_name(m->origin),
-						"error", -m->error, "message",
-						strerror(-m->error)));
+		tuner_publish_error(t, m);
 		return;
 	}
-	f = json_pack("{s:s,s:s,s:b,s:i,s:f}", "origin",
-		      tuner_origin_name(m->origin), "by", by, "ok", !m->error,
-		      "error", -m->error, "duration_ms", m->duration_ns / 1e6);
-	if (f && m->error)
-		json_object_set_new(f, "message",
-				    json_string(strerror(-m->error)));
-	if (f && op == TUNER_OP_TUNE)
-		json_object_set_new(f, "params", tuner_params_json(&m->params));
-	if (f && m->have_status)
-		json_object_set_new(f, "status", tuner_status_json(&m->status));
+	f = outcome_json((enum tuner_origin)m->origin, by, m->error,
+			 m->error ? strerror(-m->error) : NULL,
+			 (m->duration_ns + 500000) / 1000000);
+	if (f && op == TUNER_OP_TUNE) {
+		json_object_set_new(f, "params", params_to_json(&m->params));
+		json_object_set_new(
+		    f, "status",
+		    m->have_status
+			? status_to_json(&m->status, (uint64_t)t->changed_at_ms)
+			: json_null());
+		json_object_set_new(
+		    f, "locked",
+		    json_boolean(m->have_status &&
+				 api_status_locked(&m->status)));
+	}
 	snprintf(type, sizeof(type), "tuner.%s", tuner_op_name(op));
 	tuner_publish(t, type, f);
 }
@@ -475,7 +516,8 @@ static void tuner_on_done(struct tuner *t, const struct wmsg_done *m)
 		  t->info.name, tuner_op_name(op), what, by,
 		  m->error ? strerror(-m->error) : "ok", m->duration_ns / 1e6);
 	tuner_count(t, m);
-	tuner_publish_done(t, m, by);
+	/* First the new params: the event's status tells when they
+	 * changed. */
 	if (op == TUNER_OP_TUNE && !m->error) {
 		t->params = m->params;
 		t->have_params = 1;
@@ -483,6 +525,7 @@ static void tuner_on_done(struct tuner *t, const struct wmsg_done *m)
 		snprintf(t->changed_by, sizeof(t->changed_by), "%s", by);
 		t->changed_at_ms = eventbus_now_ms();
 	}
+	tuner_publish_done(t, m, by);
 	if (m->error)
 		tuner_set_error(t, m->error, "%s (%s): %s", tuner_op_name(op),
 				tuner_origin_name(m->origin),

@@ -233,18 +233,15 @@ static int ws_close_stream(struct ws_conn *c)
 /* 0 when written; -1 when the connection must close. */
 static int ws_write_item(struct ws_conn *c, const struct stream_item *it)
 {
-	struct stream_text t;
 	unsigned char *buf;
+	const char *text;
 	size_t len;
 
-	event_sub_text(c->sub, it, &t);
-	len = t.head_len + t.tail_len;
+	text = event_sub_text(it, &len);
 	buf = ws_scratch(c->srv, len);
 	if (!buf)
 		return -1;
-	memcpy(buf + LWS_PRE, t.head, t.head_len);
-	if (t.tail_len)
-		memcpy(buf + LWS_PRE + t.head_len, t.tail, t.tail_len);
+	memcpy(buf + LWS_PRE, text, len);
 	/* lws keeps what the socket did not take and sends it first. */
 	return lws_write(c->wsi, buf + LWS_PRE, len, LWS_WRITE_TEXT) < (int)len
 		   ? -1

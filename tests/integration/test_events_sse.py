@@ -25,6 +25,10 @@ class SseEvents(ApiBoxTest):
             self.assertEqual(m["data"]["seq"], expect_seq, m)
             self.assertEqual(m["event"], m["data"]["type"], m)
             self.assertEqual(m["data"]["box"], "box-sse", m)
+            # the first events are the box's own (stub, plugins)
+            self.assertNotIn("tuner", m["data"])
+            self.assertTrue(m["data"]["type"].startswith(("stub.",
+                                                          "plugin.")), m)
 
     def test_live_kernel_tune(self):
         s = self.stream("types=tuner.tune")
@@ -34,6 +38,10 @@ class SseEvents(ApiBoxTest):
         self.assertEqual(m["event"], "tuner.tune")
         self.assertEqual(m["data"]["tuner"], 2)
         self.assertEqual(m["data"]["origin"], "kernel")
+        self.assertEqual(m["data"]["result"], "ok")
+        self.assertEqual(m["data"]["params"],
+                         {"delivery_system": "DVBT", "frequency": 474000000,
+                          "bandwidth": 8000000})
 
     def test_last_event_id_resumes_after_it(self):
         self.assertOk(self.box.tune(1, "DVBT", 474000000, 8000000))
@@ -47,6 +55,9 @@ class SseEvents(ApiBoxTest):
         self.assertOk(self.box.tune(1, "DVBT", 474000000, 8000000))
         self.assertOk(self.box.tune(3, "DVBT", 474000000, 8000000))
         s = self.stream("since=0&types=tuner.t*&tuner=3")
+        m = s.next()
+        self.assertEqual((m["event"], m["data"]["tuner"]),
+                         ("tuner.tune_started", 3), m)
         m = s.next()
         self.assertEqual((m["event"], m["data"]["tuner"]),
                          ("tuner.tune", 3), m)

@@ -31,17 +31,58 @@ class WsEvents(ApiBoxTest):
         self.assertEqual(ws.getsubprotocol(), "tunerd.v1")
 
     def test_kernel_tune_is_an_event_with_origin_kernel(self):
-        ws = self.connect("types=tuner.tune,tuner.lock")
+        ws = self.connect("types=tuner.tune,tuner.tune_started,tuner.lock")
         self.assertOk(self.box.tune(1, "DVBT", 474000000, 8000000))
+        started = ws_next(ws, of_type("tuner.tune_started", 1))
+        self.assertEqual(started["origin"], "kernel", started)
+        self.assertEqual(started["params"], DVBT_A, started)
         ev = ws_next(ws, of_type("tuner.tune", 1))
+        self.assertGreater(ev["seq"], started["seq"])
         self.assertEqual(ev["origin"], "kernel", ev)
+        self.assertEqual(ev["by"], "kernel", ev)
         self.assertEqual(ev["box"], "box-ev", ev)
-        self.assertTrue(ev["ok"], ev)
-        self.assertEqual(ev["params"]["frequency_hz"], 474000000, ev)
+        self.assertEqual(ev["result"], "ok", ev)
+        self.assertNotIn("message", ev)
+        # the REST API's Params and Status
+        self.assertEqual(ev["params"], DVBT_A, ev)
+        self.assertIsInstance(ev["elapsed_ms"], int)
+        st = ev["status"]
+        self.assertTrue(st["fe_status"]["lock"], st)
+        self.assertEqual(st["frequency"], 474000000, st)
+        self.assertEqual(st["signal_strength"]["unit"], "dBm", st)
+        self.assertTrue(st["changed_at"].endswith("Z"), st)
+        # the REST view of the tuner says the same
+        t = self.api("GET", "/api/v1/tuners/1").json
+        self.assertEqual(t["params"], ev["params"])
+        self.assertEqual(st["changed_at"], t["status"]["changed_at"])
         self.assertIsInstance(ev["seq"], int)
         self.assertTrue(ev["time"].endswith("Z"), ev)
         lock = ws_next(ws, of_type("tuner.lock", 1))
         self.assertTrue(lock["locked"], lock)
+        self.assertTrue(lock["status"]["fe_status"]["lock"], lock)
+
+    def test_a_failed_tune_names_the_api_error_code(self):
+        ws = self.connect("types=tuner.tune&tuner=1")
+        self.assertOk(self.box.call({"op": "fault", "client": 1,
+                                     "hang": True}))
+        r = self.api("POST", "/api/v1/tuners/1/tune", DVBT_A)
+        self.assertError(r, 504, "deadline")
+        ev = ws_next(ws, of_type("tuner.tune", 1), timeout=20)
+        self.assertEqual(ev["origin"], "api", ev)
+        self.assertNotEqual(ev["result"], "ok", ev)
+        self.assertIn(ev["result"], ("deadline", "unavailable"), ev)
+        self.assertTrue(ev["message"], ev)
+        self.assertIsNone(ev["status"], ev)
+        self.assertIsInstance(ev["elapsed_ms"], int)
+
+    def test_box_events_have_no_tuner(self):
+        ws = self.connect("since=0&types=stub.*,plugin.*")
+        ev = ws_next(ws, of_type("stub.connected"))
+        self.assertNotIn("tuner", ev)
+        self.assertEqual(ev["box"], "box-ev", ev)
+        self.assertEqual(ev["kind"], "sim", ev)
+        ev = ws_next(ws, of_type("plugin.load"))
+        self.assertNotIn("tuner", ev)
 
     def test_lock_gained_then_lost(self):
         ws = self.connect("types=tuner.lock&tuner=1")
@@ -67,6 +108,14 @@ class WsEvents(ApiBoxTest):
         ev = [m for m in seen if of_type("tuner.tune", 2)(m)]
         ev = ev[0] if ev else ws_next(ws, of_type("tuner.tune", 2))
         self.assertEqual(ev["origin"], "api", ev)
+        self.assertEqual(ev["result"], "ok", ev)
+        # the event and the reply speak the same shapes
+        self.assertEqual(ev["params"], res["params"])
+        self.assertEqual(ev["status"]["fe_status"],
+                         res["status"]["fe_status"])
+        self.assertEqual(sorted(ev["status"]), sorted(res["status"]))
+        self.assertEqual(ev["status"]["changed_at"],
+                         res["status"]["changed_at"])
         # the REST view agrees
         t = self.api("GET", "/api/v1/tuners/2").json
         self.assertEqual(t["last_change"]["origin"], "api", t)

@@ -6,6 +6,7 @@ Needs PyYAML and openapi-schema-validator; skipped when they are missing
 import os
 import unittest
 
+from events_util import ws_collect, ws_connect
 from harness import ApiBoxTest
 
 try:
@@ -63,6 +64,36 @@ class MatchesTheSpec(ApiBoxTest):
                              {"holder": "y"}),
                     self.api("DELETE", "/api/v1/box")):
             self.check(bad.json, "Error")
+
+    def test_events(self):
+        """Every event of a daemon's run so far is an Event: the envelope,
+        and params, status, result in the REST shapes."""
+        self.assertOk(self.box.tune(1, "DVBT", 474000000, 8000000))
+        self.api("POST", "/api/v1/tuners/2/tune", DVBT_474)
+        self.api("POST", "/api/v1/tuners/3/tune",
+                 {"delivery_system": "ANALOG_TV", "frequency": 175250000,
+                  "standard": "PAL-BG"})
+        self.api("POST", "/api/v1/tuners/2/sleep")
+        lease = self.api("POST", "/api/v1/tuners/4/lease",
+                         {"holder": "x"}).json
+        self.api("DELETE", "/api/v1/tuners/4/lease",
+                 headers={"X-Tunerd-Lease": lease["lease_id"]})
+        ws = ws_connect(self.port, "since=0")
+        self.addCleanup(ws.close)
+        events = ws_collect(ws, 1.0)
+        types = {e["type"] for e in events}
+        for t in ("stub.connected", "plugin.load", "tuner.attach",
+                  "tuner.tune_started", "tuner.tune", "tuner.lock",
+                  "tuner.sleep", "lease.acquired", "lease.released"):
+            self.assertIn(t, types)
+        for e in events:
+            with self.subTest(type=e["type"], seq=e["seq"]):
+                self.check(e, "Event")
+                if e["type"] in ("tuner.tune", "tuner.tune_started"):
+                    self.check(e["params"], "Params")
+                if e["type"] in ("tuner.tune", "tuner.lock") and \
+                        e["status"] is not None:
+                    self.check(e["status"], "Status")
 
 
 if __name__ == "__main__":

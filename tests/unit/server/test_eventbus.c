@@ -92,10 +92,12 @@ static void test_json(void)
 	const char *time;
 	json_t *o;
 
+	CHECK_EQ_INT(eventbus_set_box(eb, "box \"1\""), 0);
 	eventbus_publish(eb, "tuner.tune", 3,
-			 json_pack("{s:s,s:i,s:s}", "origin", "api", "seq", 99,
-				   "type", "forged"));
-	eventbus_publish(eb, "stub.connect", EVENTBUS_NO_TUNER, NULL);
+			 json_pack("{s:s,s:i,s:s,s:s,s:i,s:f}", "origin", "api",
+				   "seq", 99, "type", "forged", "box", "other",
+				   "tuner", 7, "level", -50.2));
+	eventbus_publish(eb, "stub.connected", EVENTBUS_NO_TUNER, NULL);
 	eventbus_read(eb, 0, 1, keep_first, NULL, NULL);
 	CHECK(kept != NULL);
 	/* The kept event outlives the ring's wrap. */
@@ -107,8 +109,17 @@ static void test_json(void)
 	CHECK(strcmp(json_string_value(json_object_get(o, "type")),
 		     "tuner.tune") == 0);
 	CHECK_EQ_INT(json_integer_value(json_object_get(o, "tuner")), 3);
+	CHECK(strcmp(json_string_value(json_object_get(o, "box")),
+		     "box \"1\"") == 0);
 	CHECK(strcmp(json_string_value(json_object_get(o, "origin")), "api") ==
 	      0);
+	/* The envelope comes first, in the contract's order, and numbers
+	 * print as the REST answers print them. */
+	CHECK(strncmp(kept->json, "{\"seq\":1,\"time\":\"", 17) == 0);
+	CHECK(strstr(kept->json,
+		     "Z\",\"box\":\"box \\\"1\\\"\","
+		     "\"type\":\"tuner.tune\",\"tuner\":3,"
+		     "\"origin\":\"api\",\"level\":-50.2}") != NULL);
 	time = json_string_value(json_object_get(o, "time"));
 	CHECK(time && strlen(time) == 24 && time[10] == 'T' &&
 	      time[19] == '.' && time[23] == 'Z');
@@ -118,18 +129,26 @@ static void test_json(void)
 	json_decref(o);
 	event_put(kept);
 
-	/* No tuner: "tuner":null. */
 	kept = NULL;
 	eventbus_read(eb, 3, 1, keep_first, NULL, NULL);
 	CHECK(kept && strstr(kept->json, "\"tuner\":1"));
 	event_put(kept);
 	eventbus_free(eb);
 
+	/* No tuner: no "tuner" key; no name yet: no "box" key. */
 	eb = eventbus_new(2, NULL);
-	eventbus_publish(eb, "stub.connect", EVENTBUS_NO_TUNER, NULL);
+	eventbus_publish(eb, "stub.connected", EVENTBUS_NO_TUNER, NULL);
+	eventbus_set_box(eb, "b2");
+	eventbus_publish(eb, "stub.connected", EVENTBUS_NO_TUNER, NULL);
 	kept = NULL;
 	eventbus_read(eb, 0, 0, keep_first, NULL, NULL);
-	CHECK(kept && strstr(kept->json, "\"tuner\":null"));
+	CHECK(kept && !strstr(kept->json, "\"tuner\"") &&
+	      !strstr(kept->json, "\"box\""));
+	event_put(kept);
+	kept = NULL;
+	eventbus_read(eb, 1, 0, keep_first, NULL, NULL);
+	CHECK(kept && !strstr(kept->json, "\"tuner\"") &&
+	      strstr(kept->json, "\"box\":\"b2\",\"type\""));
 	event_put(kept);
 	kept = NULL;
 	eventbus_free(eb);

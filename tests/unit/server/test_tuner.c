@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "check.h"
 #include "daemon.h"
 #include "eventbus.h"
@@ -70,6 +72,7 @@ static int tuner1_offline(void *arg)
 
 struct seen_events {
 	char types[512][32];
+	char *json[512];
 	int n;
 };
 static struct seen_events seen;
@@ -77,8 +80,42 @@ static struct seen_events seen;
 static void on_event(const struct event *ev, void *arg)
 {
 	(void)arg;
-	if (seen.n < 512)
+	if (seen.n < 512) {
+		seen.json[seen.n] = strdup(ev->json);
 		snprintf(seen.types[seen.n++], 32, "%s", ev->type);
+	}
+}
+
+static void forget_events(void)
+{
+	for (int i = 0; i < seen.n; i++)
+		free(seen.json[i]);
+	seen.n = 0;
+}
+
+/* The newest event of this type as JSON (NULL if none). */
+static json_t *last_event(const char *type)
+{
+	for (int i = seen.n - 1; i >= 0; i--)
+		if (!strcmp(seen.types[i], type))
+			return json_loads(seen.json[i], 0, NULL);
+	return NULL;
+}
+
+/* Index of the newest event of this type, -1 if none. */
+static int last_index(const char *type)
+{
+	for (int i = seen.n - 1; i >= 0; i--)
+		if (!strcmp(seen.types[i], type))
+			return i;
+	return -1;
+}
+
+static const char *str_of(json_t *o, const char *key)
+{
+	const char *v = json_string_value(json_object_get(o, key));
+
+	return v ? v : "";
 }
 
 static int count_type(const char *type)
@@ -165,8 +202,52 @@ static void test_handshake(void)
 	CHECK_EQ_INT(box_get(&box, &box.attach_err[2]), 0);
 	CHECK(state_is(1, TUNER_READY) && state_is(2, TUNER_READY));
 	CHECK_EQ_INT(box_get(&box, &box.binds[1]), 1);
-	CHECK(count_type("stub.connect") == 1 &&
+	CHECK(count_type("stub.connected") == 1 &&
 	      count_type("plugin.load") == 1);
+}
+
+/* The API's tune, as events: tune_started then tuner.tune with the REST
+ * shapes, then tuner.lock. */
+static void check_tune_events(void)
+{
+	json_t *ev = last_event("tuner.tune"), *p, *st;
+
+	CHECK(ev != NULL);
+	CHECK(!strcmp(str_of(ev, "box"), "testbox"));
+	CHECK_EQ_INT(json_integer_value(json_object_get(ev, "tuner")), 1);
+	CHECK(!strcmp(str_of(ev, "origin"), "api"));
+	CHECK(!strcmp(str_of(ev, "by"), "api:test"));
+	CHECK(!strcmp(str_of(ev, "result"), "ok"));
+	CHECK(!json_object_get(ev, "message") && !json_object_get(ev, "ok"));
+	CHECK(json_is_integer(json_object_get(ev, "elapsed_ms")));
+	p = json_object_get(ev, "params");
+	CHECK(!strcmp(str_of(p, "delivery_system"), "DVBT"));
+	CHECK_EQ_INT(json_integer_value(json_object_get(p, "frequency")),
+		     474000000);
+	CHECK_EQ_INT(json_integer_value(json_object_get(p, "bandwidth")),
+		     8000000);
+	CHECK_EQ_INT(json_object_size(p), 3);
+	st = json_object_get(ev, "status");
+	CHECK(json_is_object(json_object_get(st, "fe_status")));
+	CHECK(json_is_true(json_object_get(st, "pll_locked")));
+	CHECK(json_is_string(json_object_get(st, "changed_at")));
+	CHECK(json_object_get(st, "signal_strength") != NULL);
+	CHECK(json_is_boolean(json_object_get(ev, "locked")));
+	json_decref(ev);
+
+	ev = last_event("tuner.tune_started");
+	CHECK(ev && !strcmp(str_of(ev, "origin"), "api"));
+	CHECK(ev &&
+	      !strcmp(str_of(json_object_get(ev, "params"), "delivery_system"),
+		      "DVBT"));
+	CHECK(last_index("tuner.tune_started") < last_index("tuner.tune"));
+	json_decref(ev);
+
+	ev = last_event("tuner.lock");
+	CHECK(ev && json_is_true(json_object_get(ev, "locked")));
+	CHECK(ev && json_is_object(json_object_get(
+			json_object_get(ev, "status"), "fe_status")));
+	json_decref(ev);
 }
 
 static void test_tune(void)
@@ -182,6 +263,7 @@ static void test_tune(void)
 	CHECK_EQ_INT(s.changed_origin, TUNER_ORIGIN_API);
 	CHECK_EQ_INT(s.locked, 1);
 	CHECK(count_type("tuner.tune") >= 1 && count_type("tuner.lock") == 1);
+	check_tune_events();
 	/* The stub learnt the API's tune. */
 	CHECK_EQ_INT(box_get(&box, &box.params_changed[1]), 1);
 	CHECK_EQ_INT(box.cached[1].frequency, 474000000);
@@ -189,6 +271,36 @@ static void test_tune(void)
 	CHECK_EQ_INT(submit(1, TUNER_OP_FREQUENCY, 0, &r), -EINVAL);
 	CHECK_EQ_INT(submit(1, TUNER_OP_TUNE, 10000000, &r), -EINVAL);
 	CHECK_EQ_INT(call(2, TUNER_OP_STATUS, 0, &r), 0);
+}
+
+/* The tune the worker died in, then the restore. */
+static void check_crash_events(void)
+{
+	json_t *ev;
+	int lost = -1;
+
+	for (int i = 0; i < seen.n; i++) {
+		if (strcmp(seen.types[i], "tuner.tune"))
+			continue;
+		ev = json_loads(seen.json[i], 0, NULL);
+		if (json_integer_value(json_object_get(
+			json_object_get(ev, "params"), "frequency")) ==
+		    CRASH_HZ) {
+			CHECK(!strcmp(str_of(ev, "result"), "unavailable"));
+			CHECK(str_of(ev, "message")[0] != '\0');
+			CHECK(json_is_null(json_object_get(ev, "status")));
+			CHECK(
+			    json_is_integer(json_object_get(ev, "elapsed_ms")));
+			lost = i;
+		}
+		json_decref(ev);
+	}
+	CHECK(lost >= 0);
+	ev = last_event("tuner.tune");
+	CHECK(ev && !strcmp(str_of(ev, "origin"), "restore"));
+	CHECK(ev && !strcmp(str_of(ev, "result"), "ok"));
+	CHECK(last_index("tuner.tune") > lost);
+	json_decref(ev);
 }
 
 static void test_crash(void)
@@ -216,6 +328,7 @@ static void test_crash(void)
 	      count_type("worker.restart") == 1);
 	/* crash (failed tune) + restore */
 	CHECK(count_type("tuner.tune") >= restores + 2);
+	check_crash_events();
 	CHECK_EQ_INT(box_get(&box, &box.binds[1]), 2);
 }
 
@@ -271,11 +384,11 @@ static void test_stub_gone(void)
 
 	box_cmd(&box, BOX_DROP_CONTROL, 0);
 	CHECK(until(tuner1_offline, NULL, 2000));
-	CHECK(count_type("stub.disconnect") == 1);
+	CHECK(count_type("stub.disconnected") == 1);
 	CHECK_EQ_INT(submit(1, TUNER_OP_STATUS, 0, &r), -ENOTCONN);
 	/* The daemon reconnects; the box re-sends LOAD and ATTACH. */
 	CHECK(until(tuner1_ready, NULL, 3000));
-	CHECK(count_type("stub.connect") == 2);
+	CHECK(count_type("stub.connected") == 2);
 	CHECK_EQ_INT(tuner_snapshot_by_id(&d, 1, &s), 0);
 	CHECK_EQ_INT(s.params.frequency, 474000000);
 	CHECK_EQ_INT(call(1, TUNER_OP_STATUS, 0, &r), 0);
@@ -309,6 +422,7 @@ int main(int argc, char **argv)
 	test_stub_gone();
 
 	daemon_fini(&d);
+	forget_events();
 	/* Every worker was reaped. */
 	CHECK(waitpid(-1, &st, WNOHANG) < 0 && errno == ECHILD);
 	box_stop(&box);
