@@ -9,8 +9,10 @@
  * (in alternating rounds, medians compared) at:
  *   1. tunerd  GET /api/v1/tuners/1/status  (a fresh status: a round trip
  *      through the tuner's worker and the box each time),
- *   2. tunerd  GET /api/v1/tuners/1         (the front and REST alone),
- *   3. bare MHD (epoll, one thread, like tunerd's; a process of its own,
+ *   2. tunerd  GET /api/v1/tuners/1/status?max_age_ms=2000 (the last
+ *      status read, kept fresh by the status sampler: what pollers use),
+ *   3. tunerd  GET /api/v1/tuners/1         (the front and REST alone),
+ *   4. bare MHD (epoll, one thread, like tunerd's; a process of its own,
  *      like tunerd) answering the bytes of (1) and of (2).
  * and prints requests/s with the ratio tunerd / bare for each.
  *
@@ -435,6 +437,9 @@ int main(int argc, char **argv)
 	       clients, BENCH_ROUNDS, secs / BENCH_ROUNDS);
 	compare("GET /api/v1/tuners/1/status", "/api/v1/tuners/1/status",
 		p.port, bport, clients, secs);
+	compare("GET /api/v1/tuners/1/status?max_age_ms=2000",
+		"/api/v1/tuners/1/status?max_age_ms=2000", p.port, bport,
+		clients, secs);
 	compare("GET /api/v1/tuners/1", "/api/v1/tuners/1", p.port, bport,
 		clients, secs);
 	stop(bare);

@@ -35,6 +35,7 @@ struct net_api {
 	struct rest_req *waiting;           /* suspended requests */
 	struct tuner_text *tuner_texts;     /* rest_cache.c */
 	struct status_group *status_groups; /* rest_status.c */
+	struct status_text *status_texts;   /* rest_status.c */
 };
 
 /*

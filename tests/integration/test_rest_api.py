@@ -89,6 +89,26 @@ class Endpoints(ApiBoxTest):
         self.assertEqual(r.status, 200, r)
         self.assertEqual(r.json, {"tuner": 1, "state": "ready"})
 
+    def test_status_max_age_answers_from_the_last_read(self):
+        r = self.api("POST", "/api/v1/tuners/1/tune", DVBT_474)
+        self.assertEqual(r.status, 200, r)
+        # the chip now hangs: only the last status read can answer
+        self.assertOk(self.box.call({"op": "fault", "client": 1,
+                                     "hang": True}))
+        t0 = time.monotonic()
+        r = self.api("GET", "/api/v1/tuners/1/status?max_age_ms=60000")
+        self.assertEqual(r.status, 200, r)
+        self.assertLess(time.monotonic() - t0, 1.0)
+        self.assertTrue(r.json["fe_status"]["lock"], r.json)
+        self.assertEqual(r.json["frequency"], 474000000)
+        for bad in ("-1", "abc", "60001", "5x"):
+            r = self.api("GET", "/api/v1/tuners/1/status?max_age_ms=" + bad)
+            self.assertEqual(r.status, 400, (bad, r))
+            self.assertEqual(r.json["error"]["details"]["field"],
+                             "max_age_ms")
+        self.assertOk(self.box.call({"op": "fault", "client": 1,
+                                     "hang": False}))
+
     def test_tune_without_lock(self):
         r = self.api("POST", "/api/v1/tuners/2/tune",
                      {"delivery_system": "DVBT", "frequency": 530000000,
