@@ -469,17 +469,21 @@ static enum MHD_Result query_arg(void *cls, enum MHD_ValueKind kind,
 }
 
 /* The first query parameter a REST route does not know, or NULL.  Only
- * DELETE .../lease takes one (lease_id); the event stream checks its own
- * and static files ignore them (cache busting). */
+ * DELETE .../lease (lease_id) and GET .../status (max_age_ms) take one;
+ * the event stream checks its own and static files ignore them (cache
+ * busting). */
 static const char *bad_query_param(struct rest_req *r)
 {
 	static const char *const lease[] = {"lease_id", NULL};
+	static const char *const status[] = {"max_age_ms", NULL};
 	struct query_check q = {NULL, NULL};
 
 	if (r->route == ROUTE_EVENTS || r->route == ROUTE_STATIC)
 		return NULL;
 	if (r->route == ROUTE_LEASE)
 		q.allowed = lease;
+	if (r->route == ROUTE_STATUS)
+		q.allowed = status;
 	MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, query_arg,
 				  &q);
 	return q.bad;
