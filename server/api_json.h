@@ -2,7 +2,7 @@
 /*
  * api_json.h - the network API's JSON shapes of what the core itself
  * knows: Params, Status, the error code of a negative errno, times,
- * analog standard names and channel bandwidths (/work/notes/api.md,
+ * analog standard names and channel bandwidths (protocol/API.md,
  * protocol/openapi.yaml).
  *
  * They live in the core (tunerd_core) because the core publishes the

@@ -2,7 +2,7 @@
 /*
  * json_api.h - the network API's JSON: params from requests, tuners,
  * errors.  Shared by REST and WebSocket so both speak the same shapes
- * (/work/notes/api.md, protocol/openapi.yaml).  Params and Status out,
+ * (protocol/API.md, protocol/openapi.yaml).  Params and Status out,
  * the errno mapping, times, standards and bandwidths are the core's
  * (api_json.h), so that the events carry the very same shapes.
  */
