@@ -5,8 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
-static int seg_bytes(const struct tstub_i2c_xfer *x, int want_read,
-		     size_t *out)
+static int seg_bytes(const struct tstub_i2c_xfer *x, int want_read, size_t *out)
 {
 	size_t sum = 0;
 
@@ -15,8 +14,7 @@ static int seg_bytes(const struct tstub_i2c_xfer *x, int want_read,
 	for (uint32_t i = 0; i < x->nsegs; i++) {
 		const struct tstub_i2c_seg *s = &x->segs[i];
 
-		if (s->len == 0 || s->addr > 0x7f ||
-		    (s->flags & ~TSTUB_I2C_RD))
+		if (s->len == 0 || s->addr > 0x7f || (s->flags & ~TSTUB_I2C_RD))
 			return -EBADMSG;
 		if (!!(s->flags & TSTUB_I2C_RD) == want_read)
 			sum += s->len;
@@ -72,14 +70,14 @@ int tstub_validate(const void *buf, size_t n)
 		return -EBADMSG;
 	/* A failed request is answered by a bare header. */
 	if (reply && h->error != 0)
-		return n == sizeof(*h) && h->error < 0 && h->error > -4096 ?
-			       0 :
-			       -EBADMSG;
+		return n == sizeof(*h) && h->error < 0 && h->error > -4096
+			   ? 0
+			   : -EBADMSG;
 	if (want == -2)
-		return reply ? (tstub_body_len(h) <= TSTUB_I2C_DATA_MAX ?
-					0 :
-					-EBADMSG) :
-			       validate_i2c_request(h);
+		return reply ? (tstub_body_len(h) <= TSTUB_I2C_DATA_MAX
+				    ? 0
+				    : -EBADMSG)
+			     : validate_i2c_request(h);
 	return tstub_body_len(h) == (size_t)want ? 0 : -EBADMSG;
 }
 
@@ -90,12 +88,12 @@ int tstub_build(union tstub_buf *buf, uint16_t opcode, uint16_t flags,
 	if (body_len > TSTUB_MSG_MAX - sizeof(struct tstub_hdr))
 		return -EMSGSIZE;
 	buf->hdr = (struct tstub_hdr){
-		.len = (uint32_t)(sizeof(struct tstub_hdr) + body_len),
-		.opcode = opcode,
-		.flags = flags,
-		.unique = unique,
-		.error = error,
-		.client = client,
+	    .len = (uint32_t)(sizeof(struct tstub_hdr) + body_len),
+	    .opcode = opcode,
+	    .flags = flags,
+	    .unique = unique,
+	    .error = error,
+	    .client = client,
 	};
 	if (body_len)
 		memcpy(buf->bytes + sizeof(struct tstub_hdr), body, body_len);
@@ -107,20 +105,16 @@ int tstub_build_reply(union tstub_buf *buf, const struct tstub_hdr *req,
 {
 	if (error)
 		body_len = 0;
-	return tstub_build(buf, req->opcode, TSTUB_F_REPLY, req->unique,
-			   error, req->client, body, body_len);
+	return tstub_build(buf, req->opcode, TSTUB_F_REPLY, req->unique, error,
+			   req->client, body, body_len);
 }
 
 static const char *const delsys_names[TSTUB_DELSYS_COUNT] = {
-	[TSTUB_DELSYS_NONE] = "NONE",
-	[TSTUB_DELSYS_DVBT] = "DVBT",
-	[TSTUB_DELSYS_DVBT2] = "DVBT2",
-	[TSTUB_DELSYS_DVBC_A] = "DVBC_ANNEX_A",
-	[TSTUB_DELSYS_DVBS] = "DVBS",
-	[TSTUB_DELSYS_DVBS2] = "DVBS2",
-	[TSTUB_DELSYS_ATSC] = "ATSC",
-	[TSTUB_DELSYS_ANALOG_TV] = "ANALOG_TV",
-	[TSTUB_DELSYS_RADIO] = "RADIO",
+    [TSTUB_DELSYS_NONE] = "NONE",   [TSTUB_DELSYS_DVBT] = "DVBT",
+    [TSTUB_DELSYS_DVBT2] = "DVBT2", [TSTUB_DELSYS_DVBC_A] = "DVBC_ANNEX_A",
+    [TSTUB_DELSYS_DVBS] = "DVBS",   [TSTUB_DELSYS_DVBS2] = "DVBS2",
+    [TSTUB_DELSYS_ATSC] = "ATSC",   [TSTUB_DELSYS_ANALOG_TV] = "ANALOG_TV",
+    [TSTUB_DELSYS_RADIO] = "RADIO",
 };
 
 const char *tstub_delsys_name(uint32_t delsys)
@@ -139,22 +133,38 @@ uint32_t tstub_delsys_parse(const char *name)
 const char *tstub_opcode_name(uint16_t opcode)
 {
 	switch (opcode) {
-	case TSTUB_INIT: return "INIT";
-	case TSTUB_LOAD_PLUGIN: return "LOAD_PLUGIN";
-	case TSTUB_ATTACH: return "ATTACH";
-	case TSTUB_DETACH: return "DETACH";
-	case TSTUB_TUNER_INIT: return "TUNER_INIT";
-	case TSTUB_TUNER_SLEEP: return "TUNER_SLEEP";
-	case TSTUB_SET_PARAMS: return "SET_PARAMS";
-	case TSTUB_GET_STATUS: return "GET_STATUS";
-	case TSTUB_GET_FREQUENCY: return "GET_FREQUENCY";
-	case TSTUB_I2C_GATE: return "I2C_GATE";
-	case TSTUB_INTERRUPT: return "INTERRUPT";
-	case TSTUB_BIND: return "BIND";
-	case TSTUB_I2C_XFER: return "I2C_XFER";
-	case TSTUB_BRIDGE_CTRL: return "BRIDGE_CTRL";
-	case TSTUB_PARAMS_CHANGED: return "PARAMS_CHANGED";
-	case TSTUB_DEMOD_STATUS: return "DEMOD_STATUS";
+	case TSTUB_INIT:
+		return "INIT";
+	case TSTUB_LOAD_PLUGIN:
+		return "LOAD_PLUGIN";
+	case TSTUB_ATTACH:
+		return "ATTACH";
+	case TSTUB_DETACH:
+		return "DETACH";
+	case TSTUB_TUNER_INIT:
+		return "TUNER_INIT";
+	case TSTUB_TUNER_SLEEP:
+		return "TUNER_SLEEP";
+	case TSTUB_SET_PARAMS:
+		return "SET_PARAMS";
+	case TSTUB_GET_STATUS:
+		return "GET_STATUS";
+	case TSTUB_GET_FREQUENCY:
+		return "GET_FREQUENCY";
+	case TSTUB_I2C_GATE:
+		return "I2C_GATE";
+	case TSTUB_INTERRUPT:
+		return "INTERRUPT";
+	case TSTUB_BIND:
+		return "BIND";
+	case TSTUB_I2C_XFER:
+		return "I2C_XFER";
+	case TSTUB_BRIDGE_CTRL:
+		return "BRIDGE_CTRL";
+	case TSTUB_PARAMS_CHANGED:
+		return "PARAMS_CHANGED";
+	case TSTUB_DEMOD_STATUS:
+		return "DEMOD_STATUS";
 	}
 	return "UNKNOWN";
 }

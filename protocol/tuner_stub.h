@@ -19,7 +19,10 @@
  * carry unique 0 and are never answered.
  *
  * See protocol/ABI.md for every message.
+ *
+ * Kernel style (it is a uapi header): clang-format leaves it alone.
  */
+/* clang-format off */
 #ifndef _UAPI_LINUX_TUNER_STUB_H
 #define _UAPI_LINUX_TUNER_STUB_H
 
@@ -321,4 +324,5 @@ static inline int tstub_body_size(__u16 opcode, int reply)
 	return -1;
 }
 
+/* clang-format on */
 #endif /* _UAPI_LINUX_TUNER_STUB_H */

@@ -59,7 +59,7 @@ struct tunerd_host {
 	/* Chip settle wait.  The host scales it to the stub's time model. */
 	void (*sleep_ms)(void *ctx, unsigned int ms);
 	void (*log)(void *ctx, int level, const char *fmt, ...)
-		__attribute__((format(printf, 3, 4)));
+	    __attribute__((format(printf, 3, 4)));
 	/* Map a firmware file from the host's firmware directory.  The name
 	 * is a plain file name (no '/').  Returns 0 or -ENOENT/-EFBIG. */
 	int (*firmware_get)(void *ctx, const char *name, const uint8_t **data,
@@ -115,7 +115,7 @@ struct tunerd_plugin {
 };
 
 /* Symbols every plugin exports. */
-#define TUNERD_PLUGIN_VERSION_SYM "tunerd_plugin_version"
+#define TUNERD_PLUGIN_VERSION_SYM  "tunerd_plugin_version"
 #define TUNERD_PLUGIN_DESCRIBE_SYM "tunerd_plugin_describe"
 
 typedef int (*tunerd_plugin_version_fn)(int count, const int *versions);

@@ -18,7 +18,7 @@
 
 #include "tuner_stub.h"
 
-#define SIM_RF_LABEL_LEN 48
+#define SIM_RF_LABEL_LEN    48
 #define SIM_RF_MAX_CARRIERS 512
 
 struct sim_carrier {
@@ -37,19 +37,17 @@ struct sim_rf_env {
 
 /* What a receiver tuned to (frequency, bandwidth, delsys) sees. */
 struct sim_rf_reading {
-	int carrier;	  /* index into carriers, -1: nothing there */
-	double level_dbm; /* with noise; the noise floor when nothing */
-	double cnr_db;	  /* with noise; <= 0 when nothing */
-	int offset_hz;	  /* tuned minus carrier centre (AFC) */
+	int carrier;        /* index into carriers, -1: nothing there */
+	double level_dbm;   /* with noise; the noise floor when nothing */
+	double cnr_db;      /* with noise; <= 0 when nothing */
+	int offset_hz;      /* tuned minus carrier centre (AFC) */
 	uint32_t fe_status; /* TSTUB_FE_* a demodulator would report */
 };
 
 /* Parse a file.  Returns NULL and a message "file:line: reason" in err. */
-struct sim_rf_env *sim_rf_env_load(const char *path, char *err,
-				   size_t errlen);
+struct sim_rf_env *sim_rf_env_load(const char *path, char *err, size_t errlen);
 /* Parse from memory (same format); used by tests. */
-struct sim_rf_env *sim_rf_env_parse(const char *text, char *err,
-				    size_t errlen);
+struct sim_rf_env *sim_rf_env_parse(const char *text, char *err, size_t errlen);
 void sim_rf_env_free(struct sim_rf_env *env);
 
 /*

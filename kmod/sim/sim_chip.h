@@ -22,27 +22,27 @@ struct sim_chip;
 /* What the box gives a chip when it is created. */
 struct sim_chip_setup {
 	uint16_t i2c_addr;
-	uint32_t config;	     /* board word, as in TSTUB_ATTACH */
-	double settle_scale;	     /* 1.0 = hardware settle times, 0 = none */
+	uint32_t config;             /* board word, as in TSTUB_ATTACH */
+	double settle_scale;         /* 1.0 = hardware settle times, 0 = none */
 	const struct sim_rf_env *rf; /* may be NULL: empty spectrum */
 	const char *firmware_path;   /* XC3028: the firmware file it parses */
-	uint32_t seed;		     /* noise seed */
+	uint32_t seed;               /* noise seed */
 };
 
 /* What the registers say the chip is tuned to. */
 struct sim_tuned {
-	int valid;	       /* 0: no complete tune programmed yet */
-	uint32_t frequency;    /* Hz, decoded back from the registers */
-	uint32_t bandwidth;    /* Hz, if the chip knows (XC3028), else 0 */
-	int pll_locked;	       /* synthesizer settled (now >= tune + settle) */
-	uint64_t tuned_at_ns;  /* when the tune was programmed */
-	char firmware[64];     /* XC3028: loaded images, e.g. "BASE F8MHZ,DTV8" */
+	int valid;            /* 0: no complete tune programmed yet */
+	uint32_t frequency;   /* Hz, decoded back from the registers */
+	uint32_t bandwidth;   /* Hz, if the chip knows (XC3028), else 0 */
+	int pll_locked;       /* synthesizer settled (now >= tune + settle) */
+	uint64_t tuned_at_ns; /* when the tune was programmed */
+	char firmware[64]; /* XC3028: loaded images, e.g. "BASE F8MHZ,DTV8" */
 };
 
 struct sim_chip_ops {
-	const char *name;	/* "mt2060" */
-	uint32_t chip_id;	/* TSTUB_CHIP_* */
-	uint16_t default_addr;	/* 7-bit */
+	const char *name;      /* "mt2060" */
+	uint32_t chip_id;      /* TSTUB_CHIP_* */
+	uint16_t default_addr; /* 7-bit */
 
 	/* Returns NULL and fills err (a short reason) on failure, e.g. an
 	 * XC3028 whose firmware file is missing or malformed. */

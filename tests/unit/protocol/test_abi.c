@@ -29,12 +29,12 @@ _Static_assert(offsetof(struct tstub_params, std) == 16, "params.std");
 _Static_assert(offsetof(struct tstub_attach, bridge) == 32, "attach.bridge");
 
 static const uint16_t all_opcodes[] = {
-	TSTUB_INIT,	     TSTUB_LOAD_PLUGIN, TSTUB_ATTACH,
-	TSTUB_DETACH,	     TSTUB_TUNER_INIT,	TSTUB_TUNER_SLEEP,
-	TSTUB_SET_PARAMS,    TSTUB_GET_STATUS,	TSTUB_GET_FREQUENCY,
-	TSTUB_I2C_GATE,	     TSTUB_INTERRUPT,	TSTUB_BIND,
-	TSTUB_I2C_XFER,	     TSTUB_BRIDGE_CTRL, TSTUB_PARAMS_CHANGED,
-	TSTUB_DEMOD_STATUS,
+    TSTUB_INIT,         TSTUB_LOAD_PLUGIN, TSTUB_ATTACH,
+    TSTUB_DETACH,       TSTUB_TUNER_INIT,  TSTUB_TUNER_SLEEP,
+    TSTUB_SET_PARAMS,   TSTUB_GET_STATUS,  TSTUB_GET_FREQUENCY,
+    TSTUB_I2C_GATE,     TSTUB_INTERRUPT,   TSTUB_BIND,
+    TSTUB_I2C_XFER,     TSTUB_BRIDGE_CTRL, TSTUB_PARAMS_CHANGED,
+    TSTUB_DEMOD_STATUS,
 };
 
 static void test_sizes_padded(void)
@@ -54,10 +54,10 @@ static void test_roundtrip(void)
 {
 	union tstub_buf b, r;
 	struct tstub_params p = {
-		.delsys = TSTUB_DELSYS_DVBT,
-		.frequency = 474000000,
-		.bandwidth = 8000000,
-		.flags = TSTUB_PARAMS_VALID,
+	    .delsys = TSTUB_DELSYS_DVBT,
+	    .frequency = 474000000,
+	    .bandwidth = 8000000,
+	    .flags = TSTUB_PARAMS_VALID,
 	};
 	int n = tstub_build(&b, TSTUB_SET_PARAMS, 0, 77, 0, 3, &p, sizeof(p));
 
@@ -88,9 +88,9 @@ static void test_refusals(void)
 	CHECK_EQ_INT(tstub_validate(&b, 10), -EMSGSIZE);
 	/* oversized */
 	CHECK_EQ_INT(tstub_validate(&b, TSTUB_MSG_MAX + 1), -EMSGSIZE);
-	CHECK_EQ_INT(tstub_build(&b, TSTUB_I2C_XFER, 0, 1, 0, 1, &p,
-				 TSTUB_MSG_MAX),
-		     -EMSGSIZE);
+	CHECK_EQ_INT(
+	    tstub_build(&b, TSTUB_I2C_XFER, 0, 1, 0, 1, &p, TSTUB_MSG_MAX),
+	    -EMSGSIZE);
 	n = tstub_build(&b, TSTUB_SET_PARAMS, 0, 1, 0, 1, &p, sizeof(p));
 	/* len field disagrees with the bytes received */
 	CHECK_EQ_INT(tstub_validate(&b, n - 8), -EBADMSG);
@@ -138,9 +138,9 @@ static void test_i2c_bounds(void)
 {
 	union tstub_buf b;
 	struct tstub_i2c_xfer x = {
-		.nsegs = 2,
-		.segs = {{.addr = 0x60, .len = 1},
-			 {.addr = 0x60, .flags = TSTUB_I2C_RD, .len = 2}},
+	    .nsegs = 2,
+	    .segs = {{.addr = 0x60, .len = 1},
+		     {.addr = 0x60, .flags = TSTUB_I2C_RD, .len = 2}},
 	};
 	int n = build_i2c(&b, &x, 1);
 
