@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "plugin_host.h"
+#include "plugin_trial.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -205,7 +206,11 @@ static int plugin_check_file(const char *path, struct plugin_check *c)
 	tunerd_plugin_describe_fn describe;
 	const char *missing = NULL;
 
+	char why[128];
+
 	memset(c, 0, sizeof(*c));
+	if (plugin_trial(path, why, sizeof(why)) < 0)
+		return refuse(c, -ENOEXEC, file, "%s", why);
 	c->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!c->handle)
 		return refuse(c, -ENOEXEC, file, "dlopen failed: %s",

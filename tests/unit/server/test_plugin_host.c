@@ -140,6 +140,15 @@ static void test_project_plugins(const char *fixtures, const char *plugins,
 		CHECK(e && e->error == -EPROTO &&
 		      strstr(e->reason, "missing symbol"));
 	}
+	if (exists(test_plugins, "ctorcrash.so")) {
+		/* crashed in the trial child, never opened in this process */
+		const struct plugin_entry *e = entry(list, n, "ctorcrash.so");
+
+		CHECK(e && e->error == -ENOEXEC &&
+		      strstr(e->reason, "crashed while loading (signal 11)"));
+	} else {
+		CHECK(!"ctorcrash.so not built");
+	}
 	free(list);
 	/* Still working after the refusals. */
 	CHECK_EQ_INT(plugin_host_load(ph, 0xF0F0, &p), 0);
