@@ -95,11 +95,14 @@ static int worker_wait_readable(int fd, uint64_t deadline_ns)
 {
 	struct pollfd p = {.fd = fd, .events = POLLIN};
 	uint64_t now = loop_now_ns();
+	int timeout_ms = 0;
 	int n;
 
-	if (now >= deadline_ns)
-		return -ETIMEDOUT;
-	n = poll(&p, 1, (int)((deadline_ns - now + 999999) / 1000000));
+	/* Past the deadline a reply already queued still counts: look once
+	 * without waiting. */
+	if (now < deadline_ns)
+		timeout_ms = (int)((deadline_ns - now + 999999) / 1000000);
+	n = poll(&p, 1, timeout_ms);
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
 	return n == 0 ? -ETIMEDOUT : 0;
@@ -111,17 +114,16 @@ static int worker_await(struct worker_ctx *w, uint64_t unique, uint16_t opcode,
 {
 	uint64_t deadline = worker_deadline(w, w->cmd_deadline_ns);
 
+	/* The reply cannot be there yet right after the request: wait first,
+	 * sparing a receive that would only find the channel empty. */
 	for (;;) {
-		int n = stub_recv(w->stub_fd, reply);
+		int err = worker_wait_readable(w->stub_fd, deadline);
+		int n;
 
-		if (n == -EAGAIN) {
-			int err = worker_wait_readable(w->stub_fd, deadline);
-
-			if (err)
-				return err;
-			continue;
-		}
-		if (n == -ENOMSG)
+		if (err)
+			return err;
+		n = stub_recv(w->stub_fd, reply);
+		if (n == -EAGAIN || n == -ENOMSG)
 			continue;
 		if (n <= 0) {
 			w->stub_closed = 1;

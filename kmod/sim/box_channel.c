@@ -24,9 +24,6 @@
  * Workers send BIND right after connecting, well within it.
  */
 #define CHAN_BIND_GRACE_MS 1000
-/* Messages read per readiness event, so one busy channel cannot starve
- * the others. */
-#define CHAN_READ_BURST 64
 /* Messages waiting for room in a socket nobody reads: the daemon hangs. */
 #define CHAN_OUT_MAX 256
 
@@ -254,28 +251,27 @@ static void chan_message(struct box_channel *chan, const union tstub_buf *m,
 	}
 }
 
+/* One message per readiness event: the loop is level-triggered, so a
+ * channel with more queued is reported again, no channel starves the
+ * others, and no receive is spent finding the channel empty. */
 static void chan_read(struct box_channel *chan, uint32_t events)
 {
 	union tstub_buf msg;
+	/* MSG_TRUNC: the real size of an oversized message. */
+	ssize_t n =
+	    recv(chan->fd, msg.bytes, sizeof(msg), MSG_DONTWAIT | MSG_TRUNC);
 
-	for (int i = 0; i < CHAN_READ_BURST && !chan->closed; i++) {
-		/* MSG_TRUNC: the real size of an oversized message. */
-		ssize_t n = recv(chan->fd, msg.bytes, sizeof(msg),
-				 MSG_DONTWAIT | MSG_TRUNC);
-
-		if (n < 0) {
-			if (errno != EAGAIN && errno != EWOULDBLOCK &&
-			    errno != EINTR)
-				box_chan_close(chan, strerror(errno));
-			return;
-		}
-		/* 0 is the end of the stream, or an empty message. */
-		if (n == 0 && (events & (EPOLLHUP | EPOLLRDHUP | EPOLLERR))) {
-			box_chan_close(chan, "closed by the daemon");
-			return;
-		}
-		chan_message(chan, &msg, (size_t)n);
+	if (n < 0) {
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			box_chan_close(chan, strerror(errno));
+		return;
 	}
+	/* 0 is the end of the stream, or an empty message. */
+	if (n == 0 && (events & (EPOLLHUP | EPOLLRDHUP | EPOLLERR))) {
+		box_chan_close(chan, "closed by the daemon");
+		return;
+	}
+	chan_message(chan, &msg, (size_t)n);
 }
 
 static void on_chan_event(struct sim_loop *l, int fd, uint32_t events,
