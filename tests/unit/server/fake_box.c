@@ -128,9 +128,10 @@ static void box_tuner_msg(struct box *b, int fd, const union tstub_buf *m)
 		fake_reply(fd, h, 0, &b->cached[client],
 			   sizeof(b->cached[client]));
 	} else if (h->opcode == TSTUB_PARAMS_CHANGED) {
-		b->params_changed[client]++;
+		/* cached first: a reader that sees the count sees them */
 		memcpy(&b->cached[client], tstub_body(h),
 		       sizeof(b->cached[client]));
+		b->params_changed[client]++;
 	} else if (h->unique) {
 		fake_reply(fd, h, -EOPNOTSUPP, NULL, 0);
 	}
