@@ -169,22 +169,6 @@ static int mt2060_read(struct sim_chip *chip, uint8_t *buf, size_t len,
 	return 0;
 }
 
-static int mt2060_bridge_ctrl(struct sim_chip *chip, uint32_t cmd, uint32_t arg,
-			      uint64_t now_ns)
-{
-	(void)chip;
-	(void)arg;
-	(void)now_ns;
-	/* No reset line on MT2060 boards: the callback changes nothing. */
-	switch (cmd) {
-	case TSTUB_CTRL_TUNER_RESET:
-	case TSTUB_CTRL_CLK_RESET:
-	case TSTUB_CTRL_I2C_FLUSH:
-		return 0;
-	}
-	return -EINVAL;
-}
-
 static void mt2060_tuned(struct sim_chip *chip, uint64_t now_ns,
 			 struct sim_tuned *out)
 {
@@ -211,7 +195,7 @@ const struct sim_chip_ops sim_mt2060_ops = {
     .destroy = mt2060_destroy,
     .write = mt2060_write,
     .read = mt2060_read,
-    .bridge_ctrl = mt2060_bridge_ctrl,
+    .bridge_ctrl = sim_chip_no_reset_line,
     .tuned = mt2060_tuned,
     .set_faults = mt2060_set_faults,
 };

@@ -199,21 +199,6 @@ static int qt1010_read(struct sim_chip *chip, uint8_t *buf, size_t len,
 	return 0;
 }
 
-static int qt1010_bridge_ctrl(struct sim_chip *chip, uint32_t cmd, uint32_t arg,
-			      uint64_t now_ns)
-{
-	(void)chip;
-	(void)arg;
-	(void)now_ns;
-	switch (cmd) {
-	case TSTUB_CTRL_TUNER_RESET:
-	case TSTUB_CTRL_CLK_RESET:
-	case TSTUB_CTRL_I2C_FLUSH:
-		return 0;
-	}
-	return -EINVAL;
-}
-
 static void qt1010_tuned(struct sim_chip *chip, uint64_t now_ns,
 			 struct sim_tuned *out)
 {
@@ -241,7 +226,7 @@ const struct sim_chip_ops sim_qt1010_ops = {
     .destroy = qt1010_destroy,
     .write = qt1010_write,
     .read = qt1010_read,
-    .bridge_ctrl = qt1010_bridge_ctrl,
+    .bridge_ctrl = sim_chip_no_reset_line,
     .tuned = qt1010_tuned,
     .set_faults = qt1010_set_faults,
 };

@@ -4,8 +4,11 @@
  */
 #include "sim_chip.h"
 
+#include <errno.h>
 #include <string.h>
 #include <strings.h>
+
+#include "sim_chip_i.h"
 
 static const struct sim_chip_ops *const sim_chip_models[] = {
     &sim_mt2060_ops,
@@ -22,4 +25,19 @@ const struct sim_chip_ops *sim_chip_find(const char *name)
 		if (strcasecmp(name, sim_chip_models[i]->name) == 0)
 			return sim_chip_models[i];
 	return NULL;
+}
+
+int sim_chip_no_reset_line(struct sim_chip *chip, uint32_t cmd, uint32_t arg,
+			   uint64_t now_ns)
+{
+	(void)chip;
+	(void)arg;
+	(void)now_ns;
+	switch (cmd) {
+	case TSTUB_CTRL_TUNER_RESET:
+	case TSTUB_CTRL_CLK_RESET:
+	case TSTUB_CTRL_I2C_FLUSH:
+		return 0;
+	}
+	return -EINVAL;
 }

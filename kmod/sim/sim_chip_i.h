@@ -25,6 +25,11 @@ static inline int sim_settled(uint64_t now, uint64_t since, uint64_t settle)
 	return now >= since && now - since >= settle;
 }
 
+/* bridge_ctrl of a chip whose boards wire no reset line: the known
+ * callbacks change nothing, unknown ones are refused. */
+int sim_chip_no_reset_line(struct sim_chip *chip, uint32_t cmd, uint32_t arg,
+			   uint64_t now_ns);
+
 static inline void sim_set_err(char *err, size_t errlen, const char *msg)
 {
 	if (err && errlen)
