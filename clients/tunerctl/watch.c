@@ -8,7 +8,7 @@
  * the box if it no longer keeps some).
  */
 #include "http.h"
-#include "sse.h"
+#include "sse_reader.h"
 #include "tunerctl.h"
 #include "watch_print.h"
 

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "sim_chip_i.h"
-#include "xc3028_fw.h"
+#include "fwfile_xc3028.h"
 
 #define XC3028_CMD_INIT       0x0000
 #define XC3028_CMD_RF_FREQ    0x0002

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xc3028_fw.h"
+#include "fwfile_xc3028.h"
 
 #define GEN_SCODE_ENTRIES 16
 #define GEN_RECORD_MAX    60

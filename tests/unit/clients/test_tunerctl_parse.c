@@ -4,7 +4,7 @@
  * formatting and the text/event-stream parser fed in every chunking.
  */
 #include "check.h"
-#include "sse.h"
+#include "sse_reader.h"
 #include "util.h"
 
 #include <errno.h>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * sse.c - text/event-stream parser.
+ * sse_reader.c - text/event-stream parser.
  */
-#include "sse.h"
+#include "sse_reader.h"
 
 #include <errno.h>
 #include <stdlib.h>

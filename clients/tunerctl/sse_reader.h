@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sse.h - an incremental parser of text/event-stream (server-sent events)
+ * sse_reader.h - an incremental parser of text/event-stream (server-sent events)
  * as the HTML Living Standard defines it: fields id, event, data, retry;
  * lines end in CRLF, LF or CR; a blank line dispatches an event.
  */

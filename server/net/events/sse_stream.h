@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sse.h - the event stream as Server-Sent Events: GET /api/v1/events with
+ * sse_stream.h - the event stream as Server-Sent Events: GET /api/v1/events with
  * "Accept: text/event-stream" (protocol/events.md).
  */
 #ifndef TUNERD_SSE_H

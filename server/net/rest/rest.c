@@ -27,7 +27,7 @@
 #include "log.h"
 #include "loop.h"
 #include "net_api.h"
-#include "sse.h"
+#include "sse_stream.h"
 
 void *rest_uri_log(void *cls, const char *uri, struct MHD_Connection *c)
 {

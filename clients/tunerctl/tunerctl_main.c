@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * main.c - tunerctl: the command line of one or many tunerd boxes.
+ * tunerctl_main.c - tunerctl: the command line of one or many tunerd boxes.
  */
 #include "tunerctl.h"
 #include "util.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * xc3028_fw.h - the XC3028 firmware file (xc3028-v27.fw layout): type
+ * fwfile_xc3028.h - the XC3028 firmware file (xc3028-v27.fw layout): type
  * bits, and a parser that keeps, for every image, the byte stream the
  * chip receives when the image is uploaded.
  *

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The event stream as Server-Sent Events (sse.h).
+ * The event stream as Server-Sent Events (sse_stream.h).
  *
  * The answer is a libmicrohttpd callback response of unknown length
  * (chunked).  Each event goes out as
@@ -14,7 +14,7 @@
  * copy of a gap or closed text, a few dozen bytes), so a slow-consumer
  * close that empties the queue cannot pull it away mid-write.
  */
-#include "sse.h"
+#include "sse_stream.h"
 
 #include <errno.h>
 #include <netinet/in.h>

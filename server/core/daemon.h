@@ -91,8 +91,7 @@ int api_option(struct daemon *d, const char *name, const char *value);
 /*
  * The network layer's hooks.  main() calls api_start() once the daemon is
  * initialised and before the loop runs (loop thread), and api_stop() after
- * the loop ended and before daemon_fini().  A build without the network
- * layer links api_none.c, whose hooks do nothing.
+ * the loop ended and before daemon_fini().
  */
 int api_start(struct daemon *d);
 void api_stop(struct daemon *d);

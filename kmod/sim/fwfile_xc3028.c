@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * xc3028_fw.c - parsing the XC3028 firmware file into images and the
+ * fwfile_xc3028.c - parsing the XC3028 firmware file into images and the
  * payload streams the chip model recognises uploads by.
  */
-#include "xc3028_fw.h"
+#include "fwfile_xc3028.h"
 
 #include <errno.h>
 #include <stdarg.h>
