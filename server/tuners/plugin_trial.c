@@ -31,7 +31,7 @@
 
 struct plugin_trial {
 	struct loop *loop;
-	char path[4096];
+	char path[PATH_MAX];
 	pid_t pid;
 	int pidfd;
 	int rfd; /* the pipe's read end */
@@ -45,6 +45,20 @@ struct plugin_trial {
 _Static_assert(sizeof(struct plugin_desc) <= PIPE_BUF,
 	       "the child writes its description in one write");
 
+/* Close fds from first to last (inclusive), without close_range() too. */
+static void trial_close_fds(unsigned int first, unsigned int last)
+{
+	long max;
+
+	if (first > last || close_range(first, last, 0) == 0)
+		return;
+	max = sysconf(_SC_OPEN_MAX);
+	if (max <= 0 || max > 65536)
+		max = 65536;
+	for (long fd = first; fd <= (long)last && fd < max; fd++)
+		close((int)fd);
+}
+
 /* Every fd closed but wfd (returned, moved above stderr); 0-2 on
  * /dev/null so what the plugin opens cannot land there. */
 static int trial_child_fds(int wfd)
@@ -56,8 +70,8 @@ static int trial_child_fds(int wfd)
 	if (wfd < 0)
 		_exit(127);
 	if (wfd > 3)
-		close_range(3, (unsigned int)wfd - 1, 0);
-	close_range((unsigned int)wfd + 1, ~0u, 0);
+		trial_close_fds(3, (unsigned int)wfd - 1);
+	trial_close_fds((unsigned int)wfd + 1, ~0u);
 	devnull = open("/dev/null", O_RDWR);
 	for (int fd = 0; fd <= 2; fd++)
 		if (devnull != fd)
