@@ -35,7 +35,7 @@ int daemon_init(struct daemon *d, const struct daemon_config *cfg)
 	    cfg->event_ring ? cfg->event_ring : EVENTBUS_DEFAULT_RING, d->loop);
 	if (!d->events || eventbus_set_box(d->events, d->name))
 		goto err;
-	d->plugins = plugin_host_new(d->events);
+	d->plugins = plugin_host_new(d->loop, d->events);
 	if (!d->plugins)
 		goto err;
 	for (const char *const *dir = cfg->plugin_dirs; dir && *dir; dir++)
@@ -55,6 +55,8 @@ int daemon_start(struct daemon *d)
 void daemon_fini(struct daemon *d)
 {
 	d->stopping = 1;
+	plugin_host_stop(d->plugins); /* waiting loads answered while the
+					 control channel is there */
 	tuners_shutdown(d);
 	control_stop(d);
 	plugin_host_free(d->plugins);

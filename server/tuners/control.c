@@ -23,7 +23,8 @@ struct control {
 	uint64_t retry_timer;
 };
 
-/* An ATTACH waiting for its tuner's probe. */
+/* An ATTACH waiting for its tuner's probe, or a LOAD_PLUGIN for its
+ * plugin's description. */
 struct pending_attach {
 	struct control *c;
 	uint64_t session;
@@ -169,16 +170,33 @@ static void control_init(struct control *c, const union tstub_buf *m)
 				   s.max_clients));
 }
 
+static void control_load_done(int err, struct plugin *p, void *arg)
+{
+	struct pending_attach *pa = arg;
+	struct control *c = pa->c;
+
+	if (c->fd >= 0 && c->session == pa->session)
+		control_reply(c, &pa->req, err, err ? NULL : &p->info,
+			      err ? 0 : sizeof(p->info));
+	free(pa);
+}
+
 static void control_load(struct control *c, const union tstub_buf *m)
 {
 	const struct tstub_load *ld = tstub_body(&m->hdr);
-	struct plugin *p;
-	int err = plugin_host_load(c->d->plugins, ld->chip_id, &p);
+	struct pending_attach *pa = malloc(sizeof(*pa));
+	int err = -ENOMEM;
 
-	if (err)
+	if (pa) {
+		*pa = (struct pending_attach){
+		    .c = c, .session = c->session, .req = m->hdr};
+		err = plugin_host_load(c->d->plugins, ld->chip_id,
+				       control_load_done, pa);
+	}
+	if (err) {
+		free(pa);
 		control_reply(c, &m->hdr, err, NULL, 0);
-	else
-		control_reply(c, &m->hdr, 0, &p->info, sizeof(p->info));
+	}
 }
 
 static void control_attach_done(int err, const struct tstub_chip_info *info,

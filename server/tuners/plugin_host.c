@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: MIT
+/*
+ * The plugin cache: every *.so of the plugin directories with the version
+ * (size, mtime) it was last seen as, and the description a trial child
+ * gave for the version it tried.  A file is fresh when the two versions
+ * match.  Scans only stat(); trials start from a loop timer, at most
+ * PLUGIN_TRIALS_MAX at once, so neither a load nor a listing ever forks.
+ */
 #include "plugin_host.h"
-#include "plugin_trial.h"
 
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <jansson.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,87 +18,286 @@
 
 #include "eventbus.h"
 #include "log.h"
+#include "loop.h"
+#include "plugin_open.h"
+#include "plugin_trial.h"
 
-/* The plugin ABI versions this host speaks, newest first. */
-static const int host_abis[] = {TUNERD_PLUGIN_ABI};
-#define HOST_ABI_COUNT ((int)(sizeof(host_abis) / sizeof(host_abis[0])))
+/* Trial children at once: they mostly wait on the dynamic loader's I/O,
+ * and a hanging one must not hold up the others. */
+#define PLUGIN_TRIALS_MAX 4
 
-/* A plugin's ops must reach at least up to get_status. */
-#define OPS_MIN_SIZE                                                           \
-	(offsetof(struct tunerd_plugin_ops, get_status) +                      \
-	 sizeof(((struct tunerd_plugin_ops *)0)->get_status))
-#define DESC_MIN_SIZE (offsetof(struct tunerd_plugin, ops) + sizeof(void *))
-
-/* A file refused once: said again only when it changes. */
-struct refused {
-	char *path;
-	struct timespec mtime;
+struct file_version {
 	off_t size;
-	struct refused *next;
+	struct timespec mtime;
+};
+
+/* One *.so: as seen, as described, as being tried. */
+struct plugin_file {
+	struct plugin_host *ph;
+	char path[PATH_MAX];
+	struct file_version seen;
+	struct file_version described; /* of desc, when known */
+	int known;
+	int retry; /* the trial could not start: try again on the next scan */
+	struct plugin_desc desc;
+	struct plugin_trial *trial; /* running, for trying */
+	struct file_version trying;
+	int queued; /* to be tried as seen */
+	int gone;   /* no longer found; freed when its trial ends */
+	struct plugin_file *next;
+};
+
+/* A load waiting for the files before its answer to be known. */
+struct plugin_wait {
+	uint32_t chip_id;
+	plugin_load_fn fn;
+	void *arg;
+	struct plugin_wait *next;
 };
 
 struct plugin_host {
+	struct loop *loop;
+	struct eventbus *events;
 	char **dirs;
 	size_t ndirs;
-	struct plugin *loaded;
-	struct refused *refused;
-	struct eventbus *events;
+	struct plugin_file *files; /* scan order: directories, then names */
+	struct plugin *used;
+	struct plugin_wait *waiters; /* in arrival order */
+	uint64_t kick_timer;
+	int scan_pending; /* a directory was added */
+	unsigned int trials_running;
+	unsigned int trial_timeout_ms;
+	int stopped;
 };
 
-/* What checking one file found. */
-struct plugin_check {
-	int error;
-	char reason[192];
-	int abi;
-	struct tstub_chip_info info;
-	int info_valid; /* describe() gave an identity, even if refused */
-	struct tunerd_plugin_ops ops;
-	void *handle;
-};
-
-struct plugin_host *plugin_host_new(struct eventbus *events)
+struct plugin_host *plugin_host_new(struct loop *loop, struct eventbus *events)
 {
 	struct plugin_host *ph = calloc(1, sizeof(*ph));
 
-	if (ph)
-		ph->events = events;
+	if (!ph)
+		return NULL;
+	ph->loop = loop;
+	ph->events = events;
+	ph->trial_timeout_ms = PLUGIN_TRIAL_TIMEOUT_MS;
 	return ph;
 }
 
-static void plugin_unload(struct plugin_host *ph, struct plugin *p, int publish)
+void plugin_host_set_trial_timeout(struct plugin_host *ph, unsigned int ms)
 {
-	if (publish && ph->events)
-		eventbus_publish(ph->events, "plugin.unload", EVENTBUS_NO_TUNER,
-				 json_pack("{s:s,s:i,s:s}", "file", p->file,
-					   "chip_id", p->info.chip_id, "name",
-					   p->info.name));
-	log_info("plugin %s: unloaded (%s)", p->file, p->info.name);
-	dlclose(p->handle);
-	free(p);
+	ph->trial_timeout_ms = ms;
 }
 
-void plugin_host_free(struct plugin_host *ph)
+static int same_version(const struct file_version *a,
+			const struct file_version *b)
 {
-	struct plugin *p, *next;
-
-	if (!ph)
-		return;
-	for (p = ph->loaded; p; p = next) {
-		next = p->next;
-		plugin_unload(ph, p, 0);
-	}
-	while (ph->refused) {
-		struct refused *r = ph->refused;
-
-		ph->refused = r->next;
-		free(r->path);
-		free(r);
-	}
-	for (size_t i = 0; i < ph->ndirs; i++)
-		free(ph->dirs[i]);
-	free(ph->dirs);
-	free(ph);
+	return a->size == b->size && a->mtime.tv_sec == b->mtime.tv_sec &&
+	       a->mtime.tv_nsec == b->mtime.tv_nsec;
 }
+
+static int file_fresh(const struct plugin_file *f)
+{
+	return f->known && !f->retry && same_version(&f->described, &f->seen);
+}
+
+/* ---- scanning: stat only ---- */
+
+static int is_plugin_file(const struct dirent *de)
+{
+	size_t n = strlen(de->d_name);
+
+	return de->d_name[0] != '.' && n > 3 &&
+	       strcmp(de->d_name + n - 3, ".so") == 0;
+}
+
+/* Unlink and return the entry for path, or a new one. */
+static struct plugin_file *file_take(struct plugin_host *ph, const char *path)
+{
+	struct plugin_file **pp, *f;
+
+	for (pp = &ph->files; *pp; pp = &(*pp)->next)
+		if (strcmp((*pp)->path, path) == 0) {
+			f = *pp;
+			*pp = f->next;
+			f->next = NULL;
+			return f;
+		}
+	f = calloc(1, sizeof(*f));
+	if (f) {
+		f->ph = ph;
+		snprintf(f->path, sizeof(f->path), "%s", path);
+	}
+	return f;
+}
+
+/* Append the *.so of dir, in name order, from ph->files to *tail. */
+static struct plugin_file **scan_dir(struct plugin_host *ph, const char *dir,
+				     struct plugin_file **tail)
+{
+	char path[PATH_MAX];
+	struct dirent **names;
+	int n = scandir(dir, &names, is_plugin_file, alphasort);
+
+	if (n < 0) {
+		log_debug("plugin dir %s: %s", dir, strerror(errno));
+		return tail;
+	}
+	for (int i = 0; i < n; i++) {
+		struct plugin_file *f;
+		struct stat st;
+		int len = snprintf(path, sizeof(path), "%s/%s", dir,
+				   names[i]->d_name);
+
+		free(names[i]);
+		if (len >= (int)sizeof(path) || stat(path, &st) < 0 ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		f = file_take(ph, path);
+		if (!f)
+			continue;
+		f->seen = (struct file_version){st.st_size, st.st_mtim};
+		f->gone = 0;
+		*tail = f;
+		tail = &f->next;
+	}
+	free(names);
+	return tail;
+}
+
+/* Rebuild the file list from the directories; queue what is not fresh.
+ * Files no longer found are dropped (kept as gone while tried). */
+static void plugin_host_scan(struct plugin_host *ph)
+{
+	struct plugin_file *order = NULL, **tail = &order, *f, *next;
+
+	for (size_t d = 0; d < ph->ndirs; d++)
+		tail = scan_dir(ph, ph->dirs[d], tail);
+	for (f = ph->files; f; f = next) {
+		next = f->next;
+		f->next = NULL;
+		if (f->trial) {
+			f->gone = 1;
+			*tail = f;
+			tail = &f->next;
+		} else {
+			free(f);
+		}
+	}
+	ph->files = order;
+	for (f = ph->files; f; f = f->next)
+		if (!f->gone && !f->trial && !file_fresh(f))
+			f->queued = 1;
+}
+
+static void plugin_host_kick(struct plugin_host *ph);
+
+/* ---- trials ---- */
+
+static void plugin_publish_refused(struct plugin_host *ph,
+				   const struct plugin_file *f)
+{
+	log_warn("%s", f->desc.reason);
+	if (ph->events)
+		eventbus_publish(
+		    ph->events, "plugin.refused", EVENTBUS_NO_TUNER,
+		    json_pack("{s:s,s:s,s:i}", "file",
+			      plugin_base_name(f->path), "reason",
+			      f->desc.reason, "error", -f->desc.error));
+}
+
+static void file_unlink_free(struct plugin_host *ph, struct plugin_file *f)
+{
+	for (struct plugin_file **pp = &ph->files; *pp; pp = &(*pp)->next)
+		if (*pp == f) {
+			*pp = f->next;
+			break;
+		}
+	free(f);
+}
+
+static void plugin_waiters_resolve(struct plugin_host *ph);
+static void plugin_trials_pump(struct plugin_host *ph);
+
+static void plugin_tried(const struct plugin_desc *d, void *arg)
+{
+	struct plugin_file *f = arg;
+	struct plugin_host *ph = f->ph;
+
+	f->trial = NULL;
+	ph->trials_running--;
+	if (f->gone) {
+		file_unlink_free(ph, f);
+	} else {
+		f->desc = *d;
+		f->described = f->trying;
+		f->known = 1;
+		f->retry = 0;
+		if (d->error)
+			plugin_publish_refused(ph, f);
+		else
+			log_debug("plugin %s: describes %s (chip %u, ABI %d)",
+				  plugin_base_name(f->path), d->info.name,
+				  d->info.chip_id, d->abi);
+		if (!file_fresh(f))
+			f->queued = 1; /* changed while tried */
+	}
+	plugin_trials_pump(ph);
+	plugin_waiters_resolve(ph);
+}
+
+static void plugin_trial_failed(struct plugin_file *f, int err)
+{
+	memset(&f->desc, 0, sizeof(f->desc));
+	plugin_desc_refuse(&f->desc, -ENOEXEC, f->path,
+			   "cannot try it in a child: %s", strerror(err));
+	f->described = f->trying;
+	f->known = 1;
+	f->retry = 1;
+	log_warn("%s", f->desc.reason);
+}
+
+static void plugin_trials_pump(struct plugin_host *ph)
+{
+	for (struct plugin_file *f = ph->files;
+	     f && ph->trials_running < PLUGIN_TRIALS_MAX && !ph->stopped;
+	     f = f->next) {
+		if (!f->queued || f->trial || f->gone)
+			continue;
+		f->queued = 0;
+		f->trying = f->seen;
+		f->trial = plugin_trial_start(
+		    ph->loop, f->path, ph->trial_timeout_ms, plugin_tried, f);
+		if (f->trial)
+			ph->trials_running++;
+		else
+			plugin_trial_failed(f, errno);
+	}
+}
+
+static long plugin_host_kicked(struct loop *l, uint64_t id, void *arg)
+{
+	struct plugin_host *ph = arg;
+
+	(void)l;
+	(void)id;
+	ph->kick_timer = 0;
+	if (ph->scan_pending) {
+		ph->scan_pending = 0;
+		plugin_host_scan(ph);
+	}
+	plugin_trials_pump(ph);
+	plugin_waiters_resolve(ph);
+	return LOOP_TIMER_DONE;
+}
+
+/* Start trials and answer loads from the loop, soon. */
+static void plugin_host_kick(struct plugin_host *ph)
+{
+	if (!ph->kick_timer && !ph->stopped)
+		ph->kick_timer =
+		    loop_add_timer(ph->loop, 0, plugin_host_kicked, ph);
+}
+
+/* ---- directories ---- */
 
 int plugin_host_add_dir(struct plugin_host *ph, const char *dir)
 {
@@ -107,6 +310,8 @@ int plugin_host_add_dir(struct plugin_host *ph, const char *dir)
 	if (!dirs[ph->ndirs])
 		return -ENOMEM;
 	ph->ndirs++;
+	ph->scan_pending = 1;
+	plugin_host_kick(ph);
 	return 0;
 }
 
@@ -120,148 +325,11 @@ const char *plugin_host_dir(const struct plugin_host *ph, size_t i)
 	return i < ph->ndirs ? ph->dirs[i] : NULL;
 }
 
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
-}
-
-static int refuse(struct plugin_check *c, int error, const char *file,
-		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static int refuse(struct plugin_check *c, int error, const char *file,
-		  const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	n = snprintf(c->reason, sizeof(c->reason), "plugin %s: ", file);
-	va_start(ap, fmt);
-	vsnprintf(c->reason + n, sizeof(c->reason) - (size_t)n, fmt, ap);
-	va_end(ap);
-	c->error = error;
-	return error;
-}
-
-static int host_speaks(int abi)
-{
-	for (int i = 0; i < HOST_ABI_COUNT; i++)
-		if (host_abis[i] == abi)
-			return 1;
-	return 0;
-}
-
-static int terminated(const char *s, size_t len)
-{
-	return memchr(s, '\0', len) != NULL;
-}
-
-/* The description the plugin gave: consistent, and what the host needs. */
-static int plugin_check_desc(struct plugin_check *c, const char *file,
-			     const struct tunerd_plugin *desc)
-{
-	const struct tunerd_plugin_ops *ops;
-
-	if (!desc)
-		return refuse(c, -EPROTO, file, "describe(%d) returned NULL",
-			      c->abi);
-	if (desc->size < DESC_MIN_SIZE)
-		return refuse(c, -EPROTO, file, "description size %u too small",
-			      desc->size);
-	if (terminated(desc->info.name, sizeof(desc->info.name))) {
-		c->info = desc->info;
-		c->info_valid = 1;
-	}
-	if (desc->abi != (uint32_t)c->abi)
-		return refuse(c, -EPROTO, file,
-			      "describe(%d) answered for ABI version %u",
-			      c->abi, desc->abi);
-	if (!c->info_valid || !terminated(desc->info.vendor, TSTUB_NAME_LEN) ||
-	    !terminated(desc->info.plugin, TSTUB_NAME_LEN))
-		return refuse(c, -EPROTO, file, "chip names not terminated");
-	if (desc->info.freq_min > desc->info.freq_max)
-		return refuse(c, -EPROTO, file, "freq_min above freq_max");
-	ops = desc->ops;
-	if (!ops || ops->size < OPS_MIN_SIZE)
-		return refuse(c, -EPROTO, file,
-			      "ops table missing or size %u "
-			      "too small",
-			      ops ? ops->size : 0);
-	memset(&c->ops, 0, sizeof(c->ops));
-	memcpy(&c->ops, ops,
-	       ops->size < sizeof(c->ops) ? ops->size : sizeof(c->ops));
-	c->ops.size = sizeof(c->ops);
-	if (!c->ops.probe || !c->ops.release || !c->ops.init || !c->ops.sleep ||
-	    !c->ops.set_params || !c->ops.get_status)
-		return refuse(c, -EPROTO, file, "a mandatory op is NULL");
-	return 0;
-}
-
-/* Open and check one file; on success c->handle stays open. */
-static int plugin_check_file(const char *path, struct plugin_check *c)
-{
-	const char *file = base_name(path);
-	tunerd_plugin_version_fn version;
-	tunerd_plugin_describe_fn describe;
-	const char *missing = NULL;
-
-	char why[128];
-
-	memset(c, 0, sizeof(*c));
-	if (plugin_trial(path, why, sizeof(why)) < 0)
-		return refuse(c, -ENOEXEC, file, "%s", why);
-	c->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (!c->handle)
-		return refuse(c, -ENOEXEC, file, "dlopen failed: %s",
-			      dlerror());
-	version = (tunerd_plugin_version_fn)dlsym(c->handle,
-						  TUNERD_PLUGIN_VERSION_SYM);
-	describe = (tunerd_plugin_describe_fn)dlsym(c->handle,
-						    TUNERD_PLUGIN_DESCRIBE_SYM);
-	if (!version)
-		missing = TUNERD_PLUGIN_VERSION_SYM;
-	else if (!describe)
-		missing = TUNERD_PLUGIN_DESCRIBE_SYM;
-	if (missing) {
-		refuse(c, -EPROTO, file, "missing symbol %s", missing);
-		goto err;
-	}
-	c->abi = version(HOST_ABI_COUNT, host_abis);
-	if (!host_speaks(c->abi)) {
-		refuse(c, -EPROTO, file,
-		       "ABI version %d not supported, host speaks %d", c->abi,
-		       TUNERD_PLUGIN_ABI);
-		goto err;
-	}
-	if (plugin_check_desc(c, file, describe(c->abi)))
-		goto err;
-	return 0;
-err:
-	dlclose(c->handle);
-	c->handle = NULL;
-	return c->error;
-}
-
-static int is_plugin_file(const struct dirent *de)
-{
-	size_t n = strlen(de->d_name);
-
-	return de->d_name[0] != '.' && n > 3 &&
-	       strcmp(de->d_name + n - 3, ".so") == 0;
-}
-
-static struct plugin *plugin_by_path(struct plugin_host *ph, const char *path)
-{
-	for (struct plugin *p = ph->loaded; p; p = p->next)
-		if (strcmp(p->path, path) == 0)
-			return p;
-	return NULL;
-}
+/* ---- plugins in use ---- */
 
 struct plugin *plugin_host_find(struct plugin_host *ph, uint32_t chip_id)
 {
-	for (struct plugin *p = ph->loaded; p; p = p->next)
+	for (struct plugin *p = ph->used; p; p = p->next)
 		if (p->info.chip_id == chip_id)
 			return p;
 	return NULL;
@@ -269,164 +337,52 @@ struct plugin *plugin_host_find(struct plugin_host *ph, uint32_t chip_id)
 
 struct plugin *plugin_host_first(struct plugin_host *ph)
 {
-	return ph->loaded;
+	return ph->used;
 }
 
-typedef int (*plugin_visit_fn)(const char *path, void *arg);
-
-/* Every *.so of every directory, in directory order then by name.  Stops
- * when fn returns non-zero and returns that. */
-static int plugin_host_walk(struct plugin_host *ph, plugin_visit_fn fn,
-			    void *arg)
+static struct plugin *plugin_by_path(struct plugin_host *ph, const char *path)
 {
-	char path[PATH_MAX];
-	int ret = 0;
-
-	for (size_t d = 0; d < ph->ndirs && !ret; d++) {
-		struct dirent **names;
-		int n = scandir(ph->dirs[d], &names, is_plugin_file, alphasort);
-
-		if (n < 0) {
-			log_debug("plugin dir %s: %s", ph->dirs[d],
-				  strerror(errno));
-			continue;
-		}
-		for (int i = 0; i < n; i++) {
-			int len = snprintf(path, sizeof(path), "%s/%s",
-					   ph->dirs[d], names[i]->d_name);
-
-			if (!ret && len < (int)sizeof(path))
-				ret = fn(path, arg);
-			free(names[i]);
-		}
-		free(names);
-	}
-	return ret;
+	for (struct plugin *p = ph->used; p; p = p->next)
+		if (strcmp(p->path, path) == 0)
+			return p;
+	return NULL;
 }
 
-struct load_search {
-	struct plugin_host *ph;
-	uint32_t chip_id;
-	int refused_for_chip; /* the chip's plugin exists but is broken */
-	struct plugin *found;
-};
-
-/* 1 if path was refused before as it is now; else remembers it. */
-static int plugin_refused_before(struct plugin_host *ph, const char *path)
-{
-	struct refused *r;
-	struct stat st;
-
-	if (stat(path, &st) < 0)
-		return 0;
-	for (r = ph->refused; r; r = r->next)
-		if (strcmp(r->path, path) == 0)
-			break;
-	if (r && r->size == st.st_size &&
-	    r->mtime.tv_sec == st.st_mtim.tv_sec &&
-	    r->mtime.tv_nsec == st.st_mtim.tv_nsec)
-		return 1;
-	if (!r) {
-		r = calloc(1, sizeof(*r));
-		if (!r)
-			return 0;
-		r->path = strdup(path);
-		if (!r->path) {
-			free(r);
-			return 0;
-		}
-		r->next = ph->refused;
-		ph->refused = r;
-	}
-	r->size = st.st_size;
-	r->mtime = st.st_mtim;
-	return 0;
-}
-
-static void plugin_publish_refused(struct plugin_host *ph, const char *path,
-				   const struct plugin_check *c)
-{
-	if (plugin_refused_before(ph, path)) {
-		log_debug("%s", c->reason);
-		return;
-	}
-	log_warn("%s", c->reason);
-	if (ph->events)
-		eventbus_publish(
-		    ph->events, "plugin.refused", EVENTBUS_NO_TUNER,
-		    json_pack("{s:s,s:s,s:i}", "file", base_name(path),
-			      "reason", c->reason, "error", -c->error));
-}
-
-static int plugin_keep(struct load_search *s, const char *path,
-		       struct plugin_check *c)
+static int plugin_keep(struct plugin_host *ph, const struct plugin_file *f,
+		       struct plugin **out)
 {
 	struct plugin *p = calloc(1, sizeof(*p));
 
-	if (!p) {
-		dlclose(c->handle);
+	if (!p)
 		return -ENOMEM;
-	}
-	snprintf(p->path, sizeof(p->path), "%s", path);
-	p->file = base_name(p->path);
-	p->abi = c->abi;
-	p->info = c->info;
-	p->ops = c->ops;
-	p->handle = c->handle;
-	p->next = s->ph->loaded;
-	s->ph->loaded = p;
-	s->found = p;
+	snprintf(p->path, sizeof(p->path), "%s", f->path);
+	p->file = plugin_base_name(p->path);
+	p->abi = f->desc.abi;
+	p->info = f->desc.info;
+	p->next = ph->used;
+	ph->used = p;
+	*out = p;
 	log_info("plugin %s: loaded %s %s (chip %u, ABI %d)", p->file,
 		 p->info.vendor, p->info.name, p->info.chip_id, p->abi);
-	if (s->ph->events)
-		eventbus_publish(
-		    s->ph->events, "plugin.load", EVENTBUS_NO_TUNER,
-		    json_pack("{s:s,s:i,s:s,s:s,s:i,s:i}", "file", p->file,
-			      "chip_id", p->info.chip_id, "name", p->info.name,
-			      "vendor", p->info.vendor, "abi", p->abi,
-			      "version", p->info.plugin_version));
-	return 1;
+	if (ph->events)
+		eventbus_publish(ph->events, "plugin.load", EVENTBUS_NO_TUNER,
+				 json_pack("{s:s,s:i,s:s,s:s,s:i,s:i}", "file",
+					   p->file, "chip_id", p->info.chip_id,
+					   "name", p->info.name, "vendor",
+					   p->info.vendor, "abi", p->abi,
+					   "version", p->info.plugin_version));
+	return 0;
 }
 
-static int load_visit(const char *path, void *arg)
+static void plugin_drop(struct plugin_host *ph, struct plugin *p, int publish)
 {
-	struct load_search *s = arg;
-	struct plugin_check c;
-
-	if (plugin_by_path(s->ph, path))
-		return 0; /* loaded already, for another chip */
-	if (plugin_check_file(path, &c)) {
-		plugin_publish_refused(s->ph, path, &c);
-		if (c.info_valid && c.info.chip_id == s->chip_id)
-			s->refused_for_chip = 1;
-		return 0;
-	}
-	if (c.info.chip_id != s->chip_id) {
-		dlclose(c.handle);
-		return 0;
-	}
-	return plugin_keep(s, path, &c);
-}
-
-int plugin_host_load(struct plugin_host *ph, uint32_t chip_id,
-		     struct plugin **out)
-{
-	struct load_search s = {.ph = ph, .chip_id = chip_id};
-	int ret;
-
-	*out = plugin_host_find(ph, chip_id);
-	if (*out)
-		return 0;
-	ret = plugin_host_walk(ph, load_visit, &s);
-	if (ret < 0)
-		return ret;
-	if (s.found) {
-		*out = s.found;
-		return 0;
-	}
-	log_warn("no usable plugin for chip %u (%s)", chip_id,
-		 s.refused_for_chip ? "its plugin was refused" : "none found");
-	return s.refused_for_chip ? -EPROTO : -ENOENT;
+	if (publish && ph->events)
+		eventbus_publish(ph->events, "plugin.unload", EVENTBUS_NO_TUNER,
+				 json_pack("{s:s,s:i,s:s}", "file", p->file,
+					   "chip_id", p->info.chip_id, "name",
+					   p->info.name));
+	log_info("plugin %s: unloaded (%s)", p->file, p->info.name);
+	free(p);
 }
 
 void plugin_host_use(struct plugin *p)
@@ -440,67 +396,191 @@ void plugin_host_unuse(struct plugin_host *ph, struct plugin *p)
 
 	if (!p || !p->users || --p->users)
 		return;
-	for (pp = &ph->loaded; *pp; pp = &(*pp)->next)
+	for (pp = &ph->used; *pp; pp = &(*pp)->next)
 		if (*pp == p) {
 			*pp = p->next;
-			plugin_unload(ph, p, 1);
+			plugin_drop(ph, p, 1);
 			return;
 		}
 }
 
-struct list_state {
-	struct plugin_host *ph;
-	struct plugin_entry *v;
-	size_t n, cap;
-};
+/* ---- loads ---- */
 
-static int list_visit(const char *path, void *arg)
+/* The answer for chip_id, or -EINPROGRESS while a file before it is not
+ * known as it is now. */
+static int plugin_resolve(struct plugin_host *ph, uint32_t chip_id,
+			  struct plugin **out)
 {
-	struct list_state *ls = arg;
-	struct plugin *p = plugin_by_path(ls->ph, path);
-	struct plugin_entry *e;
-	struct plugin_check c;
+	int refused = 0;
 
-	if (ls->n == ls->cap) {
-		size_t cap = ls->cap ? ls->cap * 2 : 8;
-		struct plugin_entry *v = realloc(ls->v, cap * sizeof(*v));
+	*out = plugin_host_find(ph, chip_id);
+	if (*out)
+		return 0;
+	for (const struct plugin_file *f = ph->files; f; f = f->next) {
+		const struct plugin_desc *d = &f->desc;
 
-		if (!v)
-			return -ENOMEM;
-		ls->v = v;
-		ls->cap = cap;
+		if (f->gone)
+			continue;
+		if (!file_fresh(f) && !f->retry)
+			return -EINPROGRESS;
+		if (!d->error && d->info.chip_id == chip_id)
+			return plugin_keep(ph, f, out);
+		if (d->error && d->info_valid && d->info.chip_id == chip_id)
+			refused = 1;
 	}
-	e = &ls->v[ls->n++];
+	log_warn("no usable plugin for chip %u (%s)", chip_id,
+		 refused ? "its plugin was refused" : "none found");
+	return refused ? -EPROTO : -ENOENT;
+}
+
+static void plugin_waiters_resolve(struct plugin_host *ph)
+{
+	struct plugin_wait *w = ph->waiters, *keep = NULL, **tail = &keep;
+
+	/* Callbacks may add waiters: they queue on ph->waiters meanwhile. */
+	ph->waiters = NULL;
+	while (w) {
+		struct plugin_wait *next = w->next;
+		struct plugin *p = NULL;
+		int err = ph->stopped ? -ECANCELED
+				      : plugin_resolve(ph, w->chip_id, &p);
+
+		if (err == -EINPROGRESS) {
+			w->next = NULL;
+			*tail = w;
+			tail = &w->next;
+		} else {
+			w->fn(err, err ? NULL : p, w->arg);
+			free(w);
+		}
+		w = next;
+	}
+	*tail = ph->waiters;
+	ph->waiters = keep;
+}
+
+int plugin_host_load(struct plugin_host *ph, uint32_t chip_id,
+		     plugin_load_fn fn, void *arg)
+{
+	struct plugin_wait *w, **pp;
+
+	if (ph->stopped)
+		return -ECANCELED;
+	plugin_host_kick(ph);
+	if (!ph->kick_timer)
+		return -ENOMEM;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->chip_id = chip_id;
+	w->fn = fn;
+	w->arg = arg;
+	for (pp = &ph->waiters; *pp; pp = &(*pp)->next)
+		;
+	*pp = w;
+	/* Cheap (stat only) and catches a file changed since: its trial
+	 * then starts from the loop and the answer waits for it. */
+	if (!plugin_host_find(ph, chip_id))
+		plugin_host_scan(ph);
+	return 0;
+}
+
+/* ---- listing ---- */
+
+static void plugin_entry_fill(struct plugin_host *ph,
+			      const struct plugin_file *f,
+			      struct plugin_entry *e)
+{
+	const struct plugin *p = plugin_by_path(ph, f->path);
+
 	memset(e, 0, sizeof(*e));
-	snprintf(e->path, sizeof(e->path), "%s", path);
-	snprintf(e->file, sizeof(e->file), "%s", base_name(path));
+	snprintf(e->path, sizeof(e->path), "%s", f->path);
+	snprintf(e->file, sizeof(e->file), "%s", plugin_base_name(f->path));
 	if (p) {
 		e->loaded = 1;
 		e->abi = p->abi;
 		e->info = p->info;
-		return 0;
+	} else if (f->known) {
+		e->error = f->desc.error;
+		e->abi = f->desc.abi;
+		snprintf(e->reason, sizeof(e->reason), "%s", f->desc.reason);
+		if (f->desc.info_valid)
+			e->info = f->desc.info;
+	} else {
+		e->error = -EINPROGRESS;
+		snprintf(e->reason, sizeof(e->reason), "plugin %s: being tried",
+			 e->file);
 	}
-	e->error = plugin_check_file(path, &c);
-	e->abi = c.abi;
-	snprintf(e->reason, sizeof(e->reason), "%s", c.reason);
-	if (c.info_valid)
-		e->info = c.info;
-	if (c.handle)
-		dlclose(c.handle);
-	return 0;
 }
 
 int plugin_host_list(struct plugin_host *ph, struct plugin_entry **out,
 		     size_t *count)
 {
-	struct list_state ls = {.ph = ph};
-	int ret = plugin_host_walk(ph, list_visit, &ls);
+	struct plugin_entry *v;
+	size_t n = 0, i = 0;
 
-	if (ret < 0) {
-		free(ls.v);
-		return ret;
-	}
-	*out = ls.v;
-	*count = ls.n;
+	/* New and changed files show up now; their trials run from the
+	 * loop, and this listing answers with what is known. */
+	plugin_host_scan(ph);
+	plugin_host_kick(ph);
+	for (const struct plugin_file *f = ph->files; f; f = f->next)
+		n += !f->gone;
+	v = calloc(n ? n : 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (const struct plugin_file *f = ph->files; f; f = f->next)
+		if (!f->gone)
+			plugin_entry_fill(ph, f, &v[i++]);
+	*out = v;
+	*count = n;
 	return 0;
+}
+
+/* ---- shutdown ---- */
+
+void plugin_host_stop(struct plugin_host *ph)
+{
+	struct plugin_file *f, *next;
+
+	if (!ph || ph->stopped)
+		return;
+	ph->stopped = 1;
+	loop_del_timer(ph->loop, ph->kick_timer);
+	ph->kick_timer = 0;
+	for (f = ph->files; f; f = next) {
+		next = f->next;
+		f->queued = 0;
+		if (!f->trial)
+			continue;
+		plugin_trial_cancel(f->trial);
+		f->trial = NULL;
+		ph->trials_running--;
+		if (f->gone)
+			file_unlink_free(ph, f);
+	}
+	while (ph->waiters)
+		plugin_waiters_resolve(ph);
+}
+
+void plugin_host_free(struct plugin_host *ph)
+{
+	if (!ph)
+		return;
+	plugin_host_stop(ph);
+	while (ph->used) {
+		struct plugin *p = ph->used;
+
+		ph->used = p->next;
+		plugin_drop(ph, p, 0);
+	}
+	while (ph->files) {
+		struct plugin_file *f = ph->files;
+
+		ph->files = f->next;
+		free(f);
+	}
+	for (size_t i = 0; i < ph->ndirs; i++)
+		free(ph->dirs[i]);
+	free(ph->dirs);
+	free(ph);
 }

@@ -473,26 +473,37 @@ static json_t *attach_json(const struct tstub_attach *a, const char *chip)
 			 "product_id", a->product_id, "bridge", a->bridge);
 }
 
-void tuners_attach(struct daemon *d, const struct tstub_attach *a,
-		   tuner_attach_fn fn, void *arg)
-{
-	struct plugin *p;
-	struct tuner *t;
-	int err;
+/* An ATTACH waiting for its chip's plugin to be known. */
+struct attach_wait {
+	struct daemon *d;
+	struct tstub_attach a;
+	tuner_attach_fn fn;
+	void *arg;
+};
 
-	err = plugin_host_load(d->plugins, a->chip_id, &p);
+static void tuners_attach_loaded(int err, struct plugin *p, void *arg)
+{
+	struct attach_wait *w = arg;
+	struct daemon *d = w->d;
+	const struct tstub_attach *a = &w->a;
+	tuner_attach_fn fn = w->fn;
+	struct tuner *t;
+
+	arg = w->arg;
+	if (!err && !d->session.connected)
+		err = -ENOTCONN; /* the stub left while the plugin was tried */
 	if (err) {
 		log_warn("attach of client %u: no plugin for chip %u: %s",
 			 a->client, a->chip_id, strerror(-err));
 		fn(err, NULL, arg);
-		return;
+		goto out;
 	}
 	t = tuner_find(d, a->client);
 	if (!t)
 		t = tuner_new(d, a->client);
 	if (!t) {
 		fn(-ENOMEM, NULL, arg);
-		return;
+		goto out;
 	}
 	tuner_quiesce(t, -ECONNABORTED, 0);
 	if (t->plugin != p) {
@@ -521,6 +532,27 @@ void tuners_attach(struct daemon *d, const struct tstub_attach *a,
 		tuner_set_state(t, TUNER_FAILED, t->last_error_msg);
 	}
 	tuner_sync(t);
+out:
+	free(w);
+}
+
+/* The plugin's description may need a trial child first: the rest runs
+ * from plugin_host_load()'s callback. */
+void tuners_attach(struct daemon *d, const struct tstub_attach *a,
+		   tuner_attach_fn fn, void *arg)
+{
+	struct attach_wait *w = malloc(sizeof(*w));
+	int err = -ENOMEM;
+
+	if (w) {
+		*w = (struct attach_wait){.d = d, .a = *a, .fn = fn, .arg = arg};
+		err = plugin_host_load(d->plugins, a->chip_id,
+				       tuners_attach_loaded, w);
+	}
+	if (err) {
+		free(w);
+		fn(err, NULL, arg);
+	}
 }
 
 int tuners_detach(struct daemon *d, uint32_t client)

@@ -57,7 +57,7 @@ tuner_worker_child(struct tuner *t, int sock, pid_t parent)
 	struct worker_args a = {
 	    .client = t->id,
 	    .abi = t->plugin->abi,
-	    .ops = &t->plugin->ops,
+	    .plugin_path = t->plugin->path,
 	    .info = t->info,
 	    .cfg = {.size = sizeof(struct tunerd_tuner_config),
 		    .chip_id = t->attach.chip_id,

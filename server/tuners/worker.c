@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "worker.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 
 #include "log.h"
 #include "loop.h"
+#include "plugin_open.h"
 #include "tuner.h"
 #include "worker_host.h"
 #include "worker_proto.h"
@@ -398,9 +400,42 @@ static int worker_start(struct worker *wk, struct tstub_params *cached)
 	return m.probed.error;
 }
 
-int worker_main(const struct worker_args *a)
+/* Open the plugin here, in the worker, so no plugin code runs in the
+ * daemon; the file may have changed since the daemon's trial described
+ * it, so it must still be the same chip at the same ABI version.
+ * Returns 0, or reports the refusal to the daemon and returns it. */
+static int worker_open_plugin(struct worker *wk, struct worker_args *own,
+			      struct tunerd_plugin_ops *ops, void **handle)
+{
+	union wmsg m = {.probed = {.h.type = WMSG_PROBED}};
+	struct plugin_desc d;
+	int err = plugin_open(own->plugin_path, &d, ops, handle);
+
+	if (!err && (d.info.chip_id != own->info.chip_id || d.abi != own->abi))
+		err = plugin_desc_refuse(&d, -EPROTO, own->plugin_path,
+					 "now chip %u at ABI %d, not %u at %d",
+					 d.info.chip_id, d.abi,
+					 own->info.chip_id, own->abi);
+	if (!err) {
+		own->ops = ops;
+		return 0;
+	}
+	if (*handle)
+		dlclose(*handle);
+	*handle = NULL;
+	log_err("tuner %u: %s", own->client, d.reason);
+	m.probed.error = err;
+	worker_report(wk, &m);
+	return err;
+}
+
+int worker_main(const struct worker_args *args)
 {
 	struct tstub_params cached = {0};
+	struct worker_args own = *args;
+	const struct worker_args *a = &own;
+	struct tunerd_plugin_ops ops;
+	void *handle = NULL;
 	struct worker *wk;
 	int fd, ret;
 
@@ -408,6 +443,10 @@ int worker_main(const struct worker_args *a)
 	if (!wk)
 		return WORKER_EXIT_PROBE;
 	wk->a = a;
+	if (!a->ops && worker_open_plugin(wk, &own, &ops, &handle)) {
+		free(wk);
+		return WORKER_EXIT_PROBE;
+	}
 	fd = stub_open(a->stub);
 	if (fd < 0) {
 		union wmsg m = {
@@ -416,8 +455,8 @@ int worker_main(const struct worker_args *a)
 		log_err("tuner %u: cannot open a stub channel: %s", a->client,
 			strerror(-fd));
 		worker_report(wk, &m);
-		free(wk);
-		return WORKER_EXIT_STUB_GONE;
+		ret = WORKER_EXIT_STUB_GONE;
+		goto out_wk;
 	}
 	worker_ctx_init(&wk->ctx, fd, a->client, a->info.name, a->firmware_dir,
 			a->deadline_ms, a->settle_permille);
@@ -432,6 +471,9 @@ int worker_main(const struct worker_args *a)
 	a->ops->release(wk->priv);
 out:
 	close(fd);
+out_wk:
 	free(wk);
+	if (handle)
+		dlclose(handle);
 	return ret;
 }

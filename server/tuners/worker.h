@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * worker.h - a tuner's worker process: forked from the daemon (the plugin
- * is already loaded), it binds its own stub channel, probes the chip and
+ * worker.h - a tuner's worker process: forked from the daemon, it opens
+ * its chip's plugin (the daemon never does), binds its own stub channel, probes the chip and
  * then serves the stub's requests and the daemon's commands, reporting
  * every command to the daemon (worker_proto.h).
  */
@@ -21,7 +21,10 @@
 struct worker_args {
 	uint32_t client;
 	int abi; /* negotiated plugin ABI */
+	/* The plugin: ops already at hand (tests), else opened from
+	 * plugin_path and checked against abi and info.chip_id. */
 	const struct tunerd_plugin_ops *ops;
+	const char *plugin_path;
 	struct tstub_chip_info info;
 	struct tunerd_tuner_config cfg;
 	const struct stub_addr *stub;
