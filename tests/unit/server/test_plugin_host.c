@@ -48,7 +48,7 @@ static const struct plugin_entry *entry(const struct plugin_entry *v, size_t n,
 
 static void test_fixtures(const char *dir)
 {
-	struct eventbus *eb = eventbus_new(64, NULL);
+	struct eventbus *eb = eventbus_new(64);
 	struct plugin_host *ph = plugin_host_new(eb);
 	const struct plugin_entry *e;
 	struct plugin_entry *list;
