@@ -192,8 +192,8 @@ static void on_signal(struct loop *l, int fd, unsigned int ev, void *arg)
 	loop_stop(l);
 }
 
-/* Signals arrive through the loop; blocked before any thread exists so
- * every thread inherits the mask. */
+/* Signals arrive through the loop (signalfd), so they are blocked first:
+ * none is ever delivered to a handler. */
 static int setup_signals(sigset_t *set)
 {
 	sigemptyset(set);

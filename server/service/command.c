@@ -5,17 +5,14 @@
  *
  * A command never blocks the loop: tuner_submit() queues it and its
  * completion (always from the loop, never inside tuner_submit()) shapes
- * the answer and calls the transport's callback.  So a tune goes front
- * -> service -> tuner -> worker and back without the transport being
- * re-entered while it submits, and no transport needs a guard for it.
+ * the answer for the transport's callback.  So a tune goes front ->
+ * service -> tuner -> worker and back without re-entering the transport.
  *
- * Status reads of one tuner are shared.  At most two reads exist per
- * tuner: the one in flight, and the one gathering the commands that came
- * since; when the read in flight ends its commands get its answer and the
- * gathering one is queued.  Every answer thus comes from a read that
- * started after its command arrived (fresh), a tuner never has more than
- * two status reads queued however many clients poll it, and N clients
- * cost one worker round trip, not N.
+ * Status reads of one tuner are shared: one in flight, one gathering the
+ * commands that came since, queued when the first ends.  Every answer
+ * comes from a read that started after its command (fresh), a tuner never
+ * has more than two status reads queued however many clients poll it,
+ * and N clients cost one worker round trip, not N.
  */
 #include "command.h"
 
@@ -63,16 +60,11 @@ void command_answer(struct command_result *res, unsigned int status,
 	*res = (struct command_result){.status = status, .body = body};
 }
 
-void command_fail(struct command_result *res, int err, struct api_error *e)
+int command_fail(struct command_result *res, int err, struct api_error *e)
 {
 	res->err = err;
 	res->status = e->status ? (unsigned int)e->status : 500;
 	res->body = api_error_to_json(e);
-}
-
-static int fail(struct command_result *res, int err, struct api_error *e)
-{
-	command_fail(res, err, e);
 	return err;
 }
 
@@ -455,7 +447,7 @@ static int command_check(struct command *c, const struct command_request *req,
 	if (!ret && req->op != TUNER_OP_STATUS)
 		ret = lease_id_of(req, &lease_id, &e);
 	if (ret)
-		return fail(now, ret, &e);
+		return command_fail(now, ret, &e);
 	c->t0_ms = loop_now_ms();
 	c->lock_deadline_ms = c->t0_ms + wait;
 	if (req->op == TUNER_OP_STATUS)
@@ -487,7 +479,7 @@ static int refused(struct command *c, struct tuner *t, int err,
 			e.details = chip_limits_json(&s.info);
 		}
 	}
-	return fail(now, err, &e);
+	return command_fail(now, err, &e);
 }
 
 static int precheck(struct command_client *cl,
@@ -502,13 +494,13 @@ static int precheck(struct command_client *cl,
 		    &e, 404, "not_found",
 		    json_pack("{s:I}", "tuner", (json_int_t)req->tuner),
 		    "no tuner %u", req->tuner);
-		return fail(now, -ENOENT, &e);
+		return command_fail(now, -ENOENT, &e);
 	}
 	if (cl->max_pending && cl->pending >= cl->max_pending) {
 		api_error_set(&e, 429, "too_many_requests", NULL,
 			      "%u requests are waiting already",
 			      cl->max_pending);
-		return fail(now, -EAGAIN, &e);
+		return command_fail(now, -EAGAIN, &e);
 	}
 	return 0;
 }
@@ -526,7 +518,7 @@ int command_submit(struct command_client *cl, const struct command_request *req,
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		api_error_set(&e, 500, "internal", NULL, "out of memory");
-		return fail(now, -ENOMEM, &e);
+		return command_fail(now, -ENOMEM, &e);
 	}
 	*c = (struct command){.cl = cl,
 			      .done = done,

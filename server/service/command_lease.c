@@ -38,8 +38,7 @@ static int conflict(struct command_result *res, uint32_t tuner,
 				api_time_json(l->expires_wall)),
 		      "tuner %u is leased by \"%s\" (priority %d)", tuner,
 		      l->holder, l->priority);
-	command_fail(res, -EBUSY, &e);
-	return -EBUSY;
+	return command_fail(res, -EBUSY, &e);
 }
 
 int command_lease_check(struct command_service *cs, uint32_t tuner,
@@ -139,8 +138,7 @@ static int not_leased(struct command_result *res, uint32_t tuner)
 	api_error_set(&e, 404, "not_found",
 		      json_pack("{s:I}", "tuner", (json_int_t)tuner),
 		      "tuner %u has no lease", tuner);
-	command_fail(res, -ENOENT, &e);
-	return -ENOENT;
+	return command_fail(res, -ENOENT, &e);
 }
 
 static int check_tuner(struct command_service *cs, uint32_t tuner,
@@ -152,14 +150,12 @@ static int check_tuner(struct command_service *cs, uint32_t tuner,
 		api_error_set(&e, 404, "not_found",
 			      json_pack("{s:I}", "tuner", (json_int_t)tuner),
 			      "no tuner %u", tuner);
-		command_fail(res, -ENOENT, &e);
-		return -ENOENT;
+		return command_fail(res, -ENOENT, &e);
 	}
 	if (!cs->leases) {
 		api_error_set(&e, 503, "unavailable", NULL,
 			      "leases are not served here");
-		command_fail(res, -EOPNOTSUPP, &e);
-		return -EOPNOTSUPP;
+		return command_fail(res, -EOPNOTSUPP, &e);
 	}
 	return 0;
 }
@@ -180,8 +176,7 @@ static int lease_take(struct command_service *cs, uint32_t tuner,
 	if (ret < 0) {
 		api_error_set(&e, 500, "internal", NULL,
 			      "cannot create a lease: %s", strerror(-ret));
-		command_fail(res, ret, &e);
-		return ret;
+		return command_fail(res, ret, &e);
 	}
 	command_answer(res, 201, lease_answer(&l));
 	return 0;
@@ -199,8 +194,7 @@ int command_lease_post(struct command_service *cs, uint32_t tuner, json_t *body,
 		return ret;
 	ret = parse_body(body, &b, &e);
 	if (ret) {
-		command_fail(res, ret, &e);
-		return ret;
+		return command_fail(res, ret, &e);
 	}
 	if (!b.lease_id)
 		return lease_take(cs, tuner, &b, res);

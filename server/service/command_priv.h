@@ -20,7 +20,8 @@ struct command_service {
 /* Fill res with an answer (takes body). */
 void command_answer(struct command_result *res, unsigned int status,
 		    json_t *body);
-/* Fill res with the error in e (moves its details); res->err = err. */
-void command_fail(struct command_result *res, int err, struct api_error *e);
+/* Fill res with the error in e (moves its details); returns res->err =
+ * err. */
+int command_fail(struct command_result *res, int err, struct api_error *e);
 
 #endif /* TUNERD_COMMAND_PRIV_H */
