@@ -525,8 +525,11 @@ int command_submit(struct command_client *cl, const struct command_request *req,
 			      .arg = arg,
 			      .tuner = req->tuner,
 			      .op = req->op};
-	snprintf(c->label, sizeof(c->label), "api%s%s", cl->name ? ":" : "",
-		 cl->name ? cl->name : "");
+	if (cl->label)
+		snprintf(c->label, sizeof(c->label), "%s", cl->label);
+	else
+		snprintf(c->label, sizeof(c->label), "api%s%s",
+			 cl->name ? ":" : "", cl->name ? cl->name : "");
 	ret = command_check(c, req, t, now);
 	if (!ret) {
 		ret = command_start(c, t);

@@ -52,6 +52,10 @@ struct command_client {
 	struct command_service *cs; /* NULL: not set up, cancel is a no-op */
 	enum role role;
 	const char *name; /* token name (outlives the client), or NULL */
+	/* Who the tuner's events and changed_by name ("mqtt:kitchen"); NULL:
+	 * "api:<name>", or "api" without a name.  A lease id that opens a
+	 * leased tuner makes it "api:<holder>". */
+	const char *label;
 	unsigned int max_pending; /* commands waiting at once; 0: no limit */
 	unsigned int pending;
 	struct command *commands; /* the waiting ones */

@@ -228,11 +228,13 @@ static void test_request_forms(void)
 	json_decref(req.args);
 	req.args = NULL;
 	req.params = &p;
+	cl.label = "hdhr:192.0.2.7";
 	CHECK_EQ_INT(command_submit(&cl, &req, on_answer, &a, &a.res), 0);
 	CHECK_EQ_INT(a.calls, 0);
 	CHECK(until(answered, &a, 3000));
 	CHECK_EQ_INT(a.res.status, 200);
 	answer_free(&a);
+	CHECK(!strcmp(snap(1).changed_by, "hdhr:192.0.2.7"));
 }
 
 /* The queue limit: one waiting command for this client. */
