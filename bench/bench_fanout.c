@@ -415,7 +415,7 @@ static void server_start(pthread_t *lt)
 {
 	B.loop = loop_new();
 	B.d.loop = B.loop;
-	B.d.events = eventbus_new(4096, B.loop);
+	B.d.events = eventbus_new(4096);
 	snprintf(B.d.name, sizeof(B.d.name), "bench");
 	B.ws_listen = listen_any(&B.ws_port);
 	B.tcp_listen = listen_any(&B.tcp_port);

@@ -13,10 +13,18 @@
 #include "plugin_host.h"
 #include "tuner.h"
 
+/* The errno a constructor returning NULL left, -ENOMEM when it left none
+ * (a failed calloc). */
+static int errno_or_nomem(void)
+{
+	return errno > 0 ? -errno : -ENOMEM;
+}
+
 int daemon_init(struct daemon *d, const struct daemon_config *cfg)
 {
+	int err = 0;
+
 	memset(d, 0, sizeof(*d));
-	pthread_mutex_init(&d->lock, NULL);
 	d->stub = cfg->stub;
 	d->deadline_ms =
 	    cfg->deadline_ms ? cfg->deadline_ms : DAEMON_DEFAULT_DEADLINE_MS;
@@ -28,23 +36,36 @@ int daemon_init(struct daemon *d, const struct daemon_config *cfg)
 	else if (gethostname(d->name, sizeof(d->name) - 1) < 0)
 		snprintf(d->name, sizeof(d->name), "tunerd");
 	d->started_ms = eventbus_now_ms();
+	errno = 0;
 	d->loop = loop_new();
-	if (!d->loop)
+	if (!d->loop) {
+		err = errno_or_nomem();
 		goto err;
-	d->events = eventbus_new(
-	    cfg->event_ring ? cfg->event_ring : EVENTBUS_DEFAULT_RING, d->loop);
-	if (!d->events || eventbus_set_box(d->events, d->name))
+	}
+	d->events = eventbus_new(cfg->event_ring ? cfg->event_ring
+						 : EVENTBUS_DEFAULT_RING);
+	if (!d->events) {
+		err = -ENOMEM;
 		goto err;
+	}
+	err = eventbus_set_box(d->events, d->name);
+	if (err)
+		goto err;
+	errno = 0;
 	d->plugins = plugin_host_new(d->loop, d->events);
-	if (!d->plugins)
+	if (!d->plugins) {
+		err = errno_or_nomem();
 		goto err;
-	for (const char *const *dir = cfg->plugin_dirs; dir && *dir; dir++)
-		if (plugin_host_add_dir(d->plugins, *dir))
+	}
+	for (const char *const *dir = cfg->plugin_dirs; dir && *dir; dir++) {
+		err = plugin_host_add_dir(d->plugins, *dir);
+		if (err)
 			goto err;
+	}
 	return 0;
 err:
 	daemon_fini(d);
-	return -ENOMEM;
+	return err;
 }
 
 int daemon_start(struct daemon *d)
@@ -65,12 +86,4 @@ void daemon_fini(struct daemon *d)
 	d->plugins = NULL;
 	d->events = NULL;
 	d->loop = NULL;
-	pthread_mutex_destroy(&d->lock);
-}
-
-void daemon_session(struct daemon *d, struct stub_session *out)
-{
-	pthread_mutex_lock(&d->lock);
-	*out = d->session;
-	pthread_mutex_unlock(&d->lock);
 }

@@ -7,7 +7,6 @@
 #define TUNERD_DAEMON_H
 
 #include <limits.h>
-#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -53,9 +52,6 @@ struct daemon {
 	char name[DAEMON_NAME_LEN];
 	int64_t started_ms; /* realtime */
 
-	/* Guards what other threads read: the tuner list and the published
-	 * snapshots, the session. */
-	pthread_mutex_t lock;
 	struct tuner *tuners; /* sorted by id */
 	struct stub_session session;
 
@@ -63,15 +59,13 @@ struct daemon {
 	void *api; /* the network layer's state */
 };
 
-/* Build the loop, event bus and plugin host.  0 or a negative errno. */
+/* Build the loop, event bus and plugin host.  0 or the negative errno of
+ * what failed. */
 int daemon_init(struct daemon *d, const struct daemon_config *cfg);
 /* Connect to the stub (retrying in the background). */
 int daemon_start(struct daemon *d);
 /* Kill the workers, close the stub, free everything. */
 void daemon_fini(struct daemon *d);
-
-/* Any thread: a copy of the stub session. */
-void daemon_session(struct daemon *d, struct stub_session *out);
 
 /*
  * Command-line options of the network layer: main() accepts each --NAME
@@ -85,13 +79,14 @@ struct api_option {
 	const char *help;
 };
 extern const struct api_option api_options[]; /* ends with {NULL} */
-/* Returns 0, or -1 after logging why (main() then exits). */
+/* Returns 0, or a negative errno after logging why (main() then exits). */
 int api_option(struct daemon *d, const char *name, const char *value);
 
 /*
  * The network layer's hooks.  main() calls api_start() once the daemon is
  * initialised and before the loop runs (loop thread), and api_stop() after
- * the loop ended and before daemon_fini().
+ * the loop ended and before daemon_fini().  api_start() returns 0 or a
+ * negative errno (logged).
  */
 int api_start(struct daemon *d);
 void api_stop(struct daemon *d);

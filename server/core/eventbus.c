@@ -2,14 +2,12 @@
 #include "eventbus.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "api_json.h"
-#include "loop.h"
 
 struct subscriber {
 	long id;
@@ -19,19 +17,16 @@ struct subscriber {
 };
 
 struct eventbus {
-	pthread_mutex_t lock; /* the ring, next_seq and box */
 	char *box;
 	struct event **ring;
 	size_t size, count, oldest; /* oldest: index of the oldest event */
 	uint64_t next_seq;
-	/* Loop thread only: */
 	struct subscriber *subs;
 	long next_sub_id;
 	int dispatching;
-	struct loop *loop;
 };
 
-struct eventbus *eventbus_new(size_t ring_size, struct loop *loop)
+struct eventbus *eventbus_new(size_t ring_size)
 {
 	struct eventbus *eb;
 
@@ -45,10 +40,8 @@ struct eventbus *eventbus_new(size_t ring_size, struct loop *loop)
 		free(eb);
 		return NULL;
 	}
-	pthread_mutex_init(&eb->lock, NULL);
 	eb->size = ring_size;
 	eb->next_seq = 1;
-	eb->loop = loop;
 	return eb;
 }
 
@@ -64,7 +57,6 @@ void eventbus_free(struct eventbus *eb)
 		next = s->next;
 		free(s);
 	}
-	pthread_mutex_destroy(&eb->lock);
 	free(eb->box);
 	free(eb->ring);
 	free(eb);
@@ -76,10 +68,8 @@ int eventbus_set_box(struct eventbus *eb, const char *name)
 
 	if (!copy)
 		return -ENOMEM;
-	pthread_mutex_lock(&eb->lock);
 	free(eb->box);
 	eb->box = copy;
-	pthread_mutex_unlock(&eb->lock);
 	return 0;
 }
 
@@ -87,7 +77,7 @@ const struct event *event_get(const struct event *ev)
 {
 	struct event *e = (struct event *)ev;
 
-	__atomic_add_fetch(&e->refs, 1, __ATOMIC_RELAXED);
+	e->refs++;
 	return ev;
 }
 
@@ -95,7 +85,7 @@ void event_put(const struct event *ev)
 {
 	struct event *e = (struct event *)ev;
 
-	if (e && __atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) == 0)
+	if (e && --e->refs == 0)
 		free(e);
 }
 
@@ -218,79 +208,34 @@ static void eventbus_dispatch(struct eventbus *eb, const struct event *ev)
 	}
 }
 
-struct eventbus_post {
-	struct eventbus *eb;
-	const struct event *ev;
-};
-
-static void eventbus_dispatch_posted(void *arg)
-{
-	struct eventbus_post *p = arg;
-
-	eventbus_dispatch(p->eb, p->ev);
-	event_put(p->ev);
-	free(p);
-}
-
-static void eventbus_notify(struct eventbus *eb, const struct event *ev)
-{
-	struct eventbus_post *p;
-
-	if (!eb->loop || loop_in_thread(eb->loop)) {
-		eventbus_dispatch(eb, ev);
-		return;
-	}
-	p = malloc(sizeof(*p));
-	if (!p)
-		return;
-	p->eb = eb;
-	p->ev = event_get(ev);
-	if (loop_post(eb->loop, eventbus_dispatch_posted, p) < 0) {
-		event_put(p->ev);
-		free(p);
-	}
-}
-
 uint64_t eventbus_publish(struct eventbus *eb, const char *type, long tuner,
 			  json_t *fields)
 {
 	struct event *ev;
 	uint64_t seq = 0;
 
-	pthread_mutex_lock(&eb->lock);
 	ev = event_build(eb, type, tuner, fields);
 	if (ev) {
 		seq = eb->next_seq++;
 		event_get(ev); /* for the notification below */
 		eventbus_ring_push(eb, ev);
 	}
-	pthread_mutex_unlock(&eb->lock);
 	json_decref(fields);
 	if (!ev)
 		return 0;
-	eventbus_notify(eb, ev);
+	eventbus_dispatch(eb, ev);
 	event_put(ev);
 	return seq;
 }
 
 uint64_t eventbus_last_seq(struct eventbus *eb)
 {
-	uint64_t seq;
-
-	pthread_mutex_lock(&eb->lock);
-	seq = eb->next_seq - 1;
-	pthread_mutex_unlock(&eb->lock);
-	return seq;
+	return eb->next_seq - 1;
 }
 
 uint64_t eventbus_oldest_seq(struct eventbus *eb)
 {
-	uint64_t seq;
-
-	pthread_mutex_lock(&eb->lock);
-	seq = eb->count ? eb->ring[eb->oldest]->seq : eb->next_seq;
-	pthread_mutex_unlock(&eb->lock);
-	return seq;
+	return eb->count ? eb->ring[eb->oldest]->seq : eb->next_seq;
 }
 
 int eventbus_read(struct eventbus *eb, uint64_t since, size_t max,
@@ -300,7 +245,6 @@ int eventbus_read(struct eventbus *eb, uint64_t since, size_t max,
 	uint64_t oldest;
 	size_t i = 0;
 
-	pthread_mutex_lock(&eb->lock);
 	oldest = eb->count ? eb->ring[eb->oldest]->seq : eb->next_seq;
 	if (since + 1 < oldest) {
 		r.gap = 1;
@@ -320,7 +264,6 @@ int eventbus_read(struct eventbus *eb, uint64_t since, size_t max,
 		r.count++;
 		r.last = ev->seq;
 	}
-	pthread_mutex_unlock(&eb->lock);
 	if (res)
 		*res = r;
 	return 0;

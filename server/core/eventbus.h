@@ -12,9 +12,9 @@
  * The last N events stay in a ring so a client can catch up ("since seq")
  * and learn when it fell behind too far (a gap).
  *
- * Thread safety: publish and read from any thread (a mutex guards the
- * ring).  Subscriber callbacks run in the loop thread: a publish from
- * another thread hands them over with loop_post().
+ * The daemon has one thread, its loop's: publishing, reading and the
+ * subscriber callbacks (called inside eventbus_publish()) all run there,
+ * so nothing is locked.
  */
 #ifndef TUNERD_EVENTBUS_H
 #define TUNERD_EVENTBUS_H
@@ -23,7 +23,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct loop;
 struct eventbus;
 
 #define EVENTBUS_NO_TUNER     (-1L)
@@ -43,8 +42,7 @@ struct event {
 /* A subscriber; the event is valid for the call (event_get() to keep). */
 typedef void (*eventbus_fn)(const struct event *ev, void *arg);
 
-/* loop may be NULL: subscribers then run in the publishing thread. */
-struct eventbus *eventbus_new(size_t ring_size, struct loop *loop);
+struct eventbus *eventbus_new(size_t ring_size);
 void eventbus_free(struct eventbus *eb);
 
 /* The daemon's name, put into every event published from now on (a
@@ -74,8 +72,8 @@ struct eventbus_read {
 
 /*
  * Hand the events with seq > since, oldest first, at most max (0: no
- * limit), to fn.  fn runs with the ring locked: it copies what it needs
- * and must not call back into the bus.  Returns 0.
+ * limit), to fn.  fn copies what it needs and must not call back into
+ * the bus (the ring may move under a publish).  Returns 0.
  */
 int eventbus_read(struct eventbus *eb, uint64_t since, size_t max,
 		  eventbus_fn fn, void *arg, struct eventbus_read *res);

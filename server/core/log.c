@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * One write(2) per line and no lock: lines from the daemon, its threads and
- * its forked workers never interleave, and a worker forked while another
- * thread logs cannot inherit a held lock.
+ * One write(2) per line and no lock: lines from the daemon and its forked
+ * workers never interleave, and a plugin's thread (if one ever starts
+ * one) cannot leave a held lock to a forked worker.
  */
 #include "log.h"
 

@@ -192,8 +192,8 @@ static void on_signal(struct loop *l, int fd, unsigned int ev, void *arg)
 	loop_stop(l);
 }
 
-/* Signals arrive through the loop; blocked before any thread exists so
- * every thread inherits the mask. */
+/* Signals arrive through the loop (signalfd), so they are blocked first:
+ * none is ever delivered to a handler. */
 static int setup_signals(sigset_t *set)
 {
 	sigemptyset(set);
@@ -209,10 +209,11 @@ static int setup_signals(sigset_t *set)
 static int run(struct options *o, const sigset_t *sigs)
 {
 	struct daemon d;
-	int sfd, ret = 1;
+	int sfd, ret = 1, err;
 
-	if (daemon_init(&d, &o->cfg)) {
-		log_err("cannot initialise the daemon");
+	err = daemon_init(&d, &o->cfg);
+	if (err) {
+		log_err("cannot initialise the daemon: %s", strerror(-err));
 		return 1;
 	}
 	for (int i = 0; i < o->napi; i++)
@@ -230,8 +231,11 @@ static int run(struct options *o, const sigset_t *sigs)
 	}
 	log_info("tunerd %s starting (deadline %u ms, %zu plugin dir(s))",
 		 d.name, d.deadline_ms, (size_t)o->ndirs);
-	if (daemon_start(&d) || api_start(&d)) {
-		log_err("cannot start");
+	err = daemon_start(&d);
+	if (!err)
+		err = api_start(&d);
+	if (err) {
+		log_err("cannot start: %s", strerror(-err));
 		goto out_sig;
 	}
 	ret = loop_run(d.loop) ? 1 : 0;

@@ -153,8 +153,10 @@ static int new_id(char *out)
 	unsigned char raw[LEASE_ID_LEN / 2];
 	ssize_t n = getrandom(raw, sizeof(raw), 0);
 
+	if (n < 0)
+		return -errno;
 	if (n != (ssize_t)sizeof(raw))
-		return -EIO;
+		return -EIO; /* a short read: the pool is not ready */
 	for (size_t i = 0; i < sizeof(raw); i++)
 		snprintf(out + 2 * i, 3, "%02x", raw[i]);
 	explicit_bzero(raw, sizeof(raw));
@@ -166,7 +168,7 @@ int lease_acquire(struct lease_table *lt, long tuner, const char *holder,
 		  struct lease *other)
 {
 	struct lease_slot **pp = live_slot(lt, tuner), *s;
-	int preempted = 0;
+	int preempted = 0, err;
 
 	if (*pp) {
 		*other = (*pp)->lease;
@@ -180,9 +182,10 @@ int lease_acquire(struct lease_table *lt, long tuner, const char *holder,
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	if (new_id(s->lease.id)) {
+	err = new_id(s->lease.id);
+	if (err) {
 		free(s);
-		return -EIO;
+		return err;
 	}
 	s->lt = lt;
 	s->lease.tuner = tuner;

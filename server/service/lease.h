@@ -59,7 +59,7 @@ static inline uint64_t lease_deadline(uint64_t now_ms, unsigned int ttl_s)
  * Take tuner for holder.  Returns 0 (*out: the new lease), 1 when it
  * pre-empted a lower-priority holder (*out: the new lease, *other: the
  * pre-empted one), -EBUSY when someone else holds it with a priority >=
- * priority (*other: that lease), -ENOMEM.
+ * priority (*other: that lease), -ENOMEM, or getrandom()'s errno.
  */
 int lease_acquire(struct lease_table *lt, long tuner, const char *holder,
 		  int priority, unsigned int ttl_s, struct lease *out,

@@ -35,13 +35,6 @@ static void control_readable(struct loop *l, int fd, unsigned int ev,
 			     void *arg);
 static long control_retry(struct loop *l, uint64_t id, void *arg);
 
-static void control_set_session(struct daemon *d, const struct stub_session *s)
-{
-	pthread_mutex_lock(&d->lock);
-	d->session = *s;
-	pthread_mutex_unlock(&d->lock);
-}
-
 static void control_arm_retry(struct control *c)
 {
 	if (!c->retry_timer && !c->d->stopping)
@@ -100,7 +93,7 @@ static void control_lost(struct control *c, const char *why)
 	c->fd = -1;
 	c->initialised = 0;
 	c->session++;
-	control_set_session(d, &none);
+	d->session = none;
 	tuners_offline(d);
 	if (was_up) {
 		log_warn("stub disconnected (%s); reconnecting every %d ms",
@@ -155,7 +148,7 @@ static void control_init(struct control *c, const union tstub_buf *m)
 	s.settle_permille = in->settle_permille;
 	s.max_clients = in->max_clients;
 	s.since_ms = eventbus_now_ms();
-	control_set_session(c->d, &s);
+	c->d->session = s;
 	c->initialised = 1;
 	c->down_logged = 0;
 	log_info("stub connected: %s, ABI %u.%u, flags 0x%llx, settle %u/1000",

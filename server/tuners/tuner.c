@@ -112,42 +112,6 @@ void tuner_snapshot(const struct tuner *t, struct tuner_snapshot *s)
 	memcpy(s->last_error_msg, t->last_error_msg, sizeof(s->last_error_msg));
 }
 
-void tuner_sync(struct tuner *t)
-{
-	pthread_mutex_lock(&t->d->lock);
-	tuner_snapshot(t, &t->pub);
-	pthread_mutex_unlock(&t->d->lock);
-}
-
-int tuner_snapshot_by_id(struct daemon *d, uint32_t id,
-			 struct tuner_snapshot *s)
-{
-	int ret = -ENOENT;
-
-	pthread_mutex_lock(&d->lock);
-	for (struct tuner *t = d->tuners; t; t = t->next)
-		if (t->id == id) {
-			*s = t->pub;
-			ret = 0;
-			break;
-		}
-	pthread_mutex_unlock(&d->lock);
-	return ret;
-}
-
-size_t tuner_snapshot_all(struct daemon *d, struct tuner_snapshot *out,
-			  size_t max)
-{
-	size_t n = 0;
-
-	pthread_mutex_lock(&d->lock);
-	for (struct tuner *t = d->tuners; t; t = t->next, n++)
-		if (n < max)
-			out[n] = t->pub;
-	pthread_mutex_unlock(&d->lock);
-	return n;
-}
-
 void tuner_publish(struct tuner *t, const char *type, json_t *fields)
 {
 	eventbus_publish(t->d->events, type, (long)t->id, fields);
@@ -224,6 +188,9 @@ static int queue_pop(struct tuner *t, struct tuner_req *out)
 	return 1;
 }
 
+/* Never called inside tuner_submit(): completions reach their callers
+ * from the loop (a worker's report, a timer), so a caller is never
+ * re-entered while it submits. */
 static void req_finish(struct tuner_req *r, int err,
 		       const struct tstub_status *st)
 {
@@ -244,6 +211,9 @@ void tuner_complete_inflight(struct tuner *t, int err,
 	r = t->inflight;
 	t->inflight.done = NULL;
 	t->has_inflight = 0;
+	t->send_err = 0;
+	loop_del_timer(t->d->loop, t->send_fail_timer);
+	t->send_fail_timer = 0;
 	req_finish(&r, err, st);
 }
 
@@ -306,35 +276,51 @@ static long tuner_deadline_fire(struct loop *l, uint64_t id, void *arg)
 	}
 	for (unsigned int i = 0; i < n; i++)
 		*queue_at(t, t->qcount++) = keep[i];
-	tuner_arm_deadline(t);
-	tuner_sync(t);
+	tuner_pump(t); /* arms the next deadline */
 	return LOOP_TIMER_DONE;
 }
 
-/* Send the next queued request when the worker is free. */
+/* The worker's socket refused a command: answer it from the loop, not
+ * from inside the tuner_submit() that sent it. */
+static long tuner_send_failed(struct loop *l, uint64_t id, void *arg)
+{
+	struct tuner *t = arg;
+
+	(void)l;
+	(void)id;
+	t->send_fail_timer = 0;
+	tuner_complete_inflight(t, t->send_err, NULL);
+	tuner_pump(t);
+	return LOOP_TIMER_DONE;
+}
+
+/*
+ * Send the next queued request when the worker is free.  Nothing is
+ * answered here (tuner_submit() calls it): a request past its deadline
+ * stays for the deadline timer, armed at once, and a send that fails
+ * takes the in-flight slot until a zero-delay timer answers it.
+ */
 void tuner_pump(struct tuner *t)
 {
 	union wmsg m;
 	struct tuner_req r;
 
-	while (t->state == TUNER_READY && !t->has_inflight &&
-	       queue_pop(t, &r)) {
-		if (r.deadline_ms <= loop_now_ms()) {
-			tuner_expire(t, &r);
-			continue;
-		}
+	while (t->state == TUNER_READY && !t->has_inflight && t->qcount &&
+	       queue_at(t, 0)->deadline_ms > loop_now_ms()) {
+		queue_pop(t, &r);
 		m = (union wmsg){
 		    .cmd = {.h.type = WMSG_CMD,
 			    .op = r.op,
 			    .req_id = r.id,
 			    .deadline_ns = r.deadline_ms * 1000000ull,
 			    .params = r.params}};
-		if (wmsg_send(t->sock, &m)) {
-			req_finish(&r, -ECONNABORTED, NULL);
-			continue;
-		}
 		t->inflight = r;
 		t->has_inflight = 1;
+		if (wmsg_send(t->sock, &m)) {
+			t->send_err = -ECONNABORTED;
+			t->send_fail_timer =
+			    loop_add_timer(t->d->loop, 0, tuner_send_failed, t);
+		}
 	}
 	tuner_arm_deadline(t);
 }
@@ -371,7 +357,6 @@ int tuner_submit(struct tuner *t, enum tuner_op op,
 		return -ENOTCONN;
 	if (t->qcount == TUNER_QUEUE_MAX) {
 		t->counters.busy++;
-		tuner_sync(t);
 		return -EBUSY;
 	}
 	r = queue_at(t, t->qcount++);
@@ -389,7 +374,6 @@ int tuner_submit(struct tuner *t, enum tuner_op op,
 	snprintf(r->label, sizeof(r->label), "%s",
 		 origin_label ? origin_label : "api");
 	tuner_pump(t);
-	tuner_sync(t);
 	return 0;
 }
 
@@ -426,12 +410,10 @@ static struct tuner *tuner_new(struct daemon *d, uint32_t id)
 	t->sock = -1;
 	t->locked = -1;
 	t->state = TUNER_STARTING;
-	pthread_mutex_lock(&d->lock);
 	for (pp = &d->tuners; *pp && (*pp)->id < id; pp = &(*pp)->next)
 		;
 	t->next = *pp;
 	*pp = t;
-	pthread_mutex_unlock(&d->lock);
 	return t;
 }
 
@@ -442,13 +424,12 @@ static void tuner_free(struct tuner *t)
 
 	loop_del_timer(d->loop, t->deadline_timer);
 	loop_del_timer(d->loop, t->restart_timer);
-	pthread_mutex_lock(&d->lock);
+	loop_del_timer(d->loop, t->send_fail_timer);
 	for (pp = &d->tuners; *pp; pp = &(*pp)->next)
 		if (*pp == t) {
 			*pp = t->next;
 			break;
 		}
-	pthread_mutex_unlock(&d->lock);
 	plugin_host_unuse(d->plugins, t->plugin);
 	free(t);
 }
@@ -531,7 +512,6 @@ static void tuners_attach_loaded(int err, struct plugin *p, void *arg)
 		tuner_attach_reply(t, err);
 		tuner_set_state(t, TUNER_FAILED, t->last_error_msg);
 	}
-	tuner_sync(t);
 out:
 	free(w);
 }
@@ -573,7 +553,6 @@ void tuners_offline(struct daemon *d)
 	for (struct tuner *t = d->tuners; t; t = t->next) {
 		tuner_quiesce(t, -ECONNABORTED, -ENOTCONN);
 		tuner_set_state(t, TUNER_OFFLINE, "stub gone");
-		tuner_sync(t);
 	}
 }
 

@@ -3,10 +3,8 @@
  * tuner.h - the daemon's tuners: one per stub client, each driven by its
  * own worker process, and the internal API the network layer builds on.
  *
- * Threads: struct tuner pointers and every function taking one belong to
- * the loop thread; completions run there too.  From another thread, read
- * with tuner_snapshot_by_id()/tuner_snapshot_all() (copies made under the
- * daemon's lock) and act with loop_post() into the loop thread.
+ * The daemon has one thread, its loop's: struct tuner, every function
+ * here and every completion run there, and nothing is locked.
  */
 #ifndef TUNERD_TUNER_H
 #define TUNERD_TUNER_H
@@ -88,12 +86,12 @@ struct tuner_snapshot {
 	unsigned int queued; /* API requests waiting, the one in flight too */
 };
 
-/* Completion of tuner_submit(), in the loop thread.  status is the one
- * read after the command (valid fields flagged), or NULL. */
+/* Completion of tuner_submit(), called from the loop (never from inside
+ * tuner_submit()).  status is the one read after the command (valid
+ * fields flagged), or NULL. */
 typedef void (*tuner_done_fn)(int err, const struct tstub_status *status,
 			      void *arg);
 
-/* Loop thread. */
 struct tuner *tuner_find(struct daemon *d, uint32_t id);
 struct tuner *tuner_first(struct daemon *d);
 struct tuner *tuner_next(struct tuner *t);
@@ -105,7 +103,8 @@ void tuner_snapshot(const struct tuner *t, struct tuner_snapshot *s);
  * _STATUS.  Commands of one tuner run one at a time, in order, each within
  * the daemon's deadline.  origin_label says who asked ("api:alice", ...);
  * it becomes changed_by after a tune.  Returns 0 and later calls done
- * exactly once: err 0 or a negative errno (-ETIMEDOUT past the deadline,
+ * exactly once, always from the loop after tuner_submit() returned (a
+ * caller needs no guard against being re-entered): err 0 or a negative errno (-ETIMEDOUT past the deadline,
  * -ECONNABORTED the worker died while running it, -ENODEV the tuner
  * failed or went away, -ENOTCONN the stub went away, or the chip's
  * error).  Returns, without calling done: -EINVAL bad op or params the
@@ -119,14 +118,6 @@ int tuner_submit(struct tuner *t, enum tuner_op op,
 /* Drop the completions of every pending request whose arg is arg (a
  * client that went away).  Returns how many were dropped. */
 unsigned int tuner_forget(struct daemon *d, void *arg);
-
-/* Any thread.  0 or -ENOENT. */
-int tuner_snapshot_by_id(struct daemon *d, uint32_t id,
-			 struct tuner_snapshot *s);
-/* Any thread.  Fills up to max, ordered by id; returns how many tuners
- * there are. */
-size_t tuner_snapshot_all(struct daemon *d, struct tuner_snapshot *out,
-			  size_t max);
 
 const char *tuner_state_name(enum tuner_state s);
 const char *tuner_op_name(enum tuner_op op);

@@ -83,12 +83,11 @@ struct tuner {
 	int has_inflight; /* sent, no DONE yet (even if answered) */
 	uint64_t deadline_timer;
 	uint64_t next_req_id;
-
-	struct tuner_snapshot pub; /* under d->lock, for other threads */
+	int send_err;             /* the in-flight request was never sent */
+	uint64_t send_fail_timer; /* ... and is answered with send_err */
 };
 
 /* tuner.c */
-void tuner_sync(struct tuner *t);
 void tuner_set_error(struct tuner *t, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void tuner_pump(struct tuner *t);

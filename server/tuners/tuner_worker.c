@@ -191,7 +191,6 @@ static long tuner_restart_fire(struct loop *l, uint64_t id, void *arg)
 		tuner_fail_requests(t, -ENODEV, -ENODEV);
 		tuner_set_state(t, TUNER_FAILED, t->last_error_msg);
 	}
-	tuner_sync(t);
 	return LOOP_TIMER_DONE;
 }
 
@@ -343,7 +342,6 @@ void tuner_worker_reaped(struct tuner *t, int st)
 		tuner_fail_requests(t, -ECONNABORTED, 0);
 		tuner_schedule_restart(t, why);
 	}
-	tuner_sync(t);
 }
 
 static long tuner_probe_timeout(struct loop *l, uint64_t id, void *arg)
@@ -570,7 +568,6 @@ static void tuner_worker_readable(struct loop *l, int fd, unsigned int ev,
 		tuner_on_done(t, &m.done);
 		break;
 	}
-	tuner_sync(t);
 }
 
 void tuners_reap(struct daemon *d)

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "auth.h"
+#include "command.h"
 #include "event_stream.h"
 
 struct lws;
@@ -54,8 +55,9 @@ struct ws_conn {
 	size_t rx_len;
 	int rx_too_big, rx_binary;
 
+	/* Requests waiting for the command service. */
+	struct command_client client;
 	struct ws_pending *pending;
-	unsigned int npending;
 
 	struct ws_conn *prev, *next;
 };
@@ -75,7 +77,7 @@ void ws_reply_push(struct ws_conn *c, char *text, size_t len);
 void ws_reply(struct ws_conn *c, json_t *id, json_t *result, json_t *error);
 /* Handle one complete text message from the client. */
 void ws_request_handle(struct ws_conn *c, const char *text, size_t len);
-/* The client went away: drop its requests' completions. */
+/* The client went away: cancel its requests. */
 void ws_requests_forget(struct ws_conn *c);
 
 #endif /* TUNERD_WS_PRIV_H */

@@ -2,11 +2,9 @@
 /*
  * What a WebSocket client asks: the upgrade (path, filters, token) and,
  * once the stream is open, its requests {"id","op":"tune"|"status",...}.
- * A request goes to the tuner's worker through tuner_submit(); its answer
- * is queued on the client's stream like any event when the worker is
- * done, so the loop never waits.  Roles and leases as in REST: viewer may
- * stream and read a status, a tune needs operator and the lease id when
- * the tuner is leased.
+ * A request is translated for the command service (which checks roles,
+ * params and leases as for REST, and shapes the answer); its answer is
+ * queued on the client's stream like any event, so the loop never waits.
  */
 #include <errno.h>
 #include <libwebsockets.h>
@@ -18,11 +16,8 @@
 
 #include "daemon.h"
 #include "json_api.h"
-#include "lease.h"
 #include "log.h"
-#include "loop.h"
 #include "net_api.h"
-#include "rest.h"
 #include "tuner.h"
 #include "ws_priv.h"
 
@@ -31,13 +26,10 @@
 #define WS_TOKEN_MAX 512
 #define WS_URI_MAX   2048 /* as REST_URI_MAX */
 
+/* A request waiting for its answer: the id it is answered with. */
 struct ws_pending {
 	struct ws_conn *c;
 	json_t *id;
-	enum tuner_op op;
-	uint32_t tuner;
-	struct tstub_params params;
-	uint64_t t0_ms;
 	struct ws_pending *prev, *next;
 };
 
@@ -128,6 +120,8 @@ static int ws_authorize(struct ws_conn *c, struct lws *wsi)
 	if (who.ok) {
 		c->role = who.role;
 		c->token_name = who.token_name;
+		command_client_init(&c->client, net_api_of(c->d)->commands,
+				    c->role, c->token_name, WS_PENDING_MAX);
 		return 0;
 	}
 	if (who.http_status == 403 && who.role != ROLE_NONE)
@@ -262,7 +256,6 @@ static void pending_unlink(struct ws_pending *p)
 		c->pending = p->next;
 	if (p->next)
 		p->next->prev = p->prev;
-	c->npending--;
 }
 
 static void pending_free(struct ws_pending *p)
@@ -271,41 +264,15 @@ static void pending_free(struct ws_pending *p)
 	free(p);
 }
 
-static json_t *ws_status_json(struct ws_conn *c, uint32_t id,
-			      const struct tstub_status *st)
-{
-	struct tuner *t = tuner_find(c->d, id);
-	struct tuner_snapshot s = {0};
-
-	if (t)
-		tuner_snapshot(t, &s);
-	return status_to_json(st, (uint64_t)s.changed_at_ms);
-}
-
-static void ws_done(int err, const struct tstub_status *st, void *arg)
+static void ws_done(struct command_result *res, void *arg)
 {
 	struct ws_pending *p = arg;
-	struct ws_conn *c = p->c;
-	struct api_error e = {0};
-	json_t *res;
 
 	pending_unlink(p);
-	if (err) {
-		api_error_from_errno(&e, err, tuner_op_name(p->op));
-		ws_fail(c, p->id, &e);
-	} else if (p->op == TUNER_OP_STATUS) {
-		ws_reply(c, p->id,
-			 st ? ws_status_json(c, p->tuner, st) : json_null(),
-			 NULL);
-	} else {
-		res = json_pack(
-		    "{s:I,s:o,s:o,s:b,s:I}", "tuner", (json_int_t)p->tuner,
-		    "params", params_to_json(&p->params), "status",
-		    st ? ws_status_json(c, p->tuner, st) : json_null(),
-		    "locked", st && api_status_locked(st), "elapsed_ms",
-		    (json_int_t)(loop_now_ms() - p->t0_ms));
-		ws_reply(c, p->id, res, NULL);
-	}
+	if (res->status < 300)
+		ws_reply(p->c, p->id, res->body, NULL);
+	else
+		ws_reply(p->c, p->id, NULL, res->body);
 	pending_free(p);
 }
 
@@ -313,13 +280,12 @@ void ws_requests_forget(struct ws_conn *c)
 {
 	struct ws_pending *p, *next;
 
+	command_client_cancel(&c->client);
 	for (p = c->pending; p; p = next) {
 		next = p->next;
-		tuner_forget(c->d, p);
 		pending_free(p);
 	}
 	c->pending = NULL;
-	c->npending = 0;
 }
 
 static int bad_field(struct api_error *e, const char *field, const char *why)
@@ -347,129 +313,45 @@ static int check_fields(json_t *msg, enum tuner_op op, struct api_error *e)
 	return 0;
 }
 
-/* The label the tune is known by, after the lease check. */
-static int ws_check_lease(struct ws_conn *c, json_t *msg, uint32_t tuner,
-			  char *label, size_t len, struct api_error *e)
-{
-	struct net_api *net = net_api_of(c->d);
-	json_t *v = json_object_get(msg, "lease_id");
-	const char *id = json_string_value(v);
-	struct lease l;
-
-	if (v && !id)
-		return bad_field(e, "lease_id", "must be a string");
-	if (!net || !net->leases)
-		return 0;
-	if (!lease_allows(net->leases, tuner, id, &l)) {
-		api_error_set(e, 409, "lease_conflict", rest_lease_details(&l),
-			      "tuner %u is leased by \"%s\" (priority %d)",
-			      tuner, l.holder, l.priority);
-		return -1;
-	}
-	if (id && lease_get(net->leases, tuner, &l))
-		snprintf(label, len, "api:%.*s", (int)len - 5, l.holder);
-	return 0;
-}
-
-static int ws_prepare_tune(struct ws_conn *c, struct tuner *t, json_t *msg,
-			   struct ws_pending *p, char *label, size_t len,
-			   struct api_error *e)
-{
-	json_t *params = json_object_get(msg, "params");
-	struct tuner_snapshot s;
-
-	if (c->role < ROLE_OPERATOR) {
-		api_error_set(e, 403, "forbidden",
-			      json_pack("{s:s,s:s}", "required_role",
-					role_name(ROLE_OPERATOR), "role",
-					role_name(c->role)),
-			      "a tune needs the operator role");
-		return -1;
-	}
-	if (!json_is_object(params))
-		return bad_field(e, "params", "an object with the tune params");
-	tuner_snapshot(t, &s);
-	if (params_from_json(params, s.have_info ? &s.info : NULL, &p->params,
-			     e))
-		return -1;
-	return ws_check_lease(c, msg, p->tuner, label, len, e);
-}
-
-static int ws_submit(struct ws_conn *c, struct tuner *t, struct ws_pending *p,
-		     const char *label, struct api_error *e)
-{
-	int ret;
-
-	p->next = c->pending;
-	if (p->next)
-		p->next->prev = p;
-	c->pending = p;
-	c->npending++;
-	p->t0_ms = loop_now_ms();
-	ret = tuner_submit(t, p->op, p->op == TUNER_OP_TUNE ? &p->params : NULL,
-			   label, ws_done, p);
-	if (ret == 0)
-		return 0; /* p may be gone already */
-	pending_unlink(p);
-	api_error_from_errno(e, ret, tuner_op_name(p->op));
-	if (ret == -EINVAL && p->op == TUNER_OP_TUNE) {
-		struct tuner_snapshot s;
-
-		tuner_snapshot(t, &s);
-		if (s.have_info)
-			e->details = chip_limits_json(&s.info);
-	}
-	pending_free(p);
-	return -1;
-}
-
+/* The envelope is the WebSocket's own; the command is the service's.
+ * Returns 0 when the request was answered or is waiting, -1 with e. */
 static int ws_request_run(struct ws_conn *c, json_t *msg, json_t *id,
 			  struct api_error *e)
 {
 	const char *name = json_string_value(json_object_get(msg, "op"));
 	json_t *tv = json_object_get(msg, "tuner");
-	char label[TUNER_LABEL_LEN];
-	enum tuner_op op = 0;
+	struct command_request req = {.args_field = "params"};
+	struct command_result res;
 	struct ws_pending *p;
-	struct tuner *t;
 
 	if (name && (!strcmp(name, "tune") || !strcmp(name, "status")))
-		op = name[0] == 't' ? TUNER_OP_TUNE : TUNER_OP_STATUS;
-	if (!op)
+		req.op = name[0] == 't' ? TUNER_OP_TUNE : TUNER_OP_STATUS;
+	if (!req.op)
 		return bad_field(e, "op", "\"tune\" or \"status\"");
-	if (check_fields(msg, op, e))
+	if (check_fields(msg, req.op, e))
 		return -1;
 	if (!json_is_integer(tv) || json_integer_value(tv) < 0 ||
 	    json_integer_value(tv) > UINT32_MAX)
 		return bad_field(e, "tuner", "a tuner id");
-	t = tuner_find(c->d, (uint32_t)json_integer_value(tv));
-	if (!t) {
-		api_error_set(e, 404, "not_found",
-			      json_pack("{s:O}", "tuner", tv), "no tuner %lld",
-			      (long long)json_integer_value(tv));
-		return -1;
-	}
-	if (c->npending >= WS_PENDING_MAX) {
-		api_error_set(e, 429, "too_many_requests", NULL,
-			      "%d requests are waiting already",
-			      WS_PENDING_MAX);
-		return -1;
-	}
+	req.tuner = (uint32_t)json_integer_value(tv);
+	req.args = json_object_get(msg, "params");
+	req.lease_id = json_object_get(msg, "lease_id");
 	p = calloc(1, sizeof(*p));
 	if (!p) {
 		api_error_set(e, 500, "internal", NULL, "out of memory");
 		return -1;
 	}
-	*p = (struct ws_pending){
-	    .c = c, .id = json_incref(id), .op = op, .tuner = tuner_id(t)};
-	snprintf(label, sizeof(label), "api%s%s", c->token_name ? ":" : "",
-		 c->token_name ? c->token_name : "");
-	if (op == TUNER_OP_TUNE &&
-	    ws_prepare_tune(c, t, msg, p, label, sizeof(label), e)) {
+	*p = (struct ws_pending){.c = c, .id = json_incref(id)};
+	if (command_submit(&c->client, &req, ws_done, p, &res)) {
+		ws_reply(c, id, NULL, res.body);
 		pending_free(p);
-		return -1;
+		return 0;
 	}
-	return ws_submit(c, t, p, label, e);
+	p->next = c->pending;
+	if (p->next)
+		p->next->prev = p;
+	c->pending = p;
+	return 0;
 }
 
 void ws_request_handle(struct ws_conn *c, const char *text, size_t len)

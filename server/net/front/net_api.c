@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "command.h"
 #include "daemon.h"
 #include "event_stream.h"
 #include "eventbus.h"
@@ -49,7 +50,7 @@ static int set_web_root(struct net_api *net, const char *dir)
 		return 0;
 	}
 	net->web_root = strdup(real);
-	return net->web_root ? 0 : -1;
+	return net->web_root ? 0 : -ENOMEM;
 }
 
 const struct api_option api_options[] = {
@@ -81,17 +82,21 @@ static struct net_api *net_get(struct daemon *d)
 static int load_config(struct net_api *net, const char *path)
 {
 	char err[320];
+	int ret;
 
 	api_config_free(&net->cfg);
 	if (api_config_load(path, &net->cfg, err, sizeof(err))) {
 		log_err("config: %s", err);
-		return -1;
+		return -EINVAL;
 	}
 	if (net->cfg.name) {
 		snprintf(net->d->name, sizeof(net->d->name), "%s",
 			 net->cfg.name);
-		if (eventbus_set_box(net->d->events, net->d->name))
-			return -1;
+		ret = eventbus_set_box(net->d->events, net->d->name);
+		if (ret) {
+			log_err("config: %s", strerror(-ret));
+			return ret;
+		}
 	}
 	log_info("config: %s: %zu token(s)%s", path, net->cfg.ntokens,
 		 net->cfg.ntokens ? "" : ", API open to loopback only");
@@ -106,7 +111,7 @@ static int set_option(struct net_api *net, const char *name, const char *value)
 	if (!strcmp(name, "listen")) {
 		free(net->listen);
 		net->listen = strdup(value);
-		return net->listen ? 0 : -1;
+		return net->listen ? 0 : -ENOMEM;
 	}
 	if (!strcmp(name, "config"))
 		return load_config(net, value);
@@ -118,27 +123,33 @@ static int set_option(struct net_api *net, const char *name, const char *value)
 		if (errno || !*value || *end || v < 0 || v > 3600000) {
 			log_err("--status-interval-ms: 0..3600000, not %s",
 				value);
-			return -1;
+			return -EINVAL;
 		}
 		net->status_interval_cli = v;
 		return 0;
 	}
 	log_err("unknown network option --%s", name);
-	return -1;
+	return -EINVAL;
 }
 
 int api_option(struct daemon *d, const char *name, const char *value)
 {
 	struct net_api *net = net_get(d);
+	int ret;
 
-	if (!net)
-		return -1;
-	if (set_option(net, name, value ? value : "") == 0)
+	if (!net) {
+		log_err("--%s: out of memory", name);
+		return -ENOMEM;
+	}
+	ret = set_option(net, name, value ? value : "");
+	if (ret == -ENOMEM)
+		log_err("--%s: out of memory", name);
+	if (ret == 0)
 		return 0;
 	/* main() gives up: leave nothing behind. */
 	d->api = NULL;
 	net_api_free(net);
-	return -1;
+	return ret;
 }
 
 long net_api_status_interval_ms(const struct daemon *d)
@@ -155,6 +166,7 @@ long net_api_status_interval_ms(const struct daemon *d)
 int api_start(struct daemon *d)
 {
 	struct net_api *net = net_api_of(d);
+	int err = -ENOMEM;
 
 	if (!net || !net->listen)
 		return 0;
@@ -162,14 +174,20 @@ int api_start(struct daemon *d)
 	net->events = d->events;
 	net->started_ms = api_realtime_ms();
 	net->leases = lease_table_new(d->loop, d->events);
-	if (!net->leases)
-		return -ENOMEM;
+	if (net->leases)
+		net->commands = command_service_new(d, net->leases);
+	if (!net->commands)
+		goto fail;
+	/* http_front_start() logs why it failed but keeps no errno. */
 	net->front = http_front_start(net, net->listen);
-	if (net->front &&
-	    event_streams_start(d, net_api_status_interval_ms(d)) == 0)
+	err = net->front ? event_streams_start(d, net_api_status_interval_ms(d))
+			 : -EADDRNOTAVAIL;
+	if (!err)
 		return 0;
+fail:
+	log_err("cannot start the network API: %s", strerror(-err));
 	api_stop(d); /* main() does not call it when the start failed */
-	return -EADDRNOTAVAIL;
+	return err;
 }
 
 void api_stop(struct daemon *d)
@@ -187,6 +205,7 @@ void api_stop(struct daemon *d)
 	http_front_stop(net->front);
 	net->front = NULL;
 	rest_cache_free(net);
+	command_service_free(net->commands);
 	lease_table_free(net->leases);
 	d->api = NULL;
 	net_api_free(net);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * net_api.h - the network API's state inside the daemon: configuration,
- * leases, the HTTP front and the requests waiting on a tuner.
- * Loop thread only.
+ * leases, the command service, the HTTP front and the requests waiting on
+ * a tuner.  Loop thread only.
  */
 #ifndef TUNERD_NET_API_H
 #define TUNERD_NET_API_H
@@ -15,10 +15,11 @@ struct daemon;
 struct loop;
 struct eventbus;
 struct lease_table;
+struct command_service;
 struct http_front;
 struct rest_req;
 struct tuner_text;
-struct status_group;
+struct status_text;
 
 struct net_api {
 	struct daemon *d;
@@ -26,16 +27,16 @@ struct net_api {
 	struct eventbus *events;
 	struct api_config cfg;
 	struct lease_table *leases;
+	struct command_service *commands; /* every transport's commands */
 	struct http_front *front;
 	char *listen;             /* --listen, or NULL */
 	char *web_root;           /* realpath of --web-root, or NULL */
 	long status_interval_cli; /* -1: not given */
 	int stopping;             /* api_stop() began: no new work */
 	uint64_t started_ms;
-	struct rest_req *waiting;           /* suspended requests */
-	struct tuner_text *tuner_texts;     /* rest_cache.c */
-	struct status_group *status_groups; /* rest_status.c */
-	struct status_text *status_texts;   /* rest_status.c */
+	struct rest_req *waiting;         /* suspended requests */
+	struct tuner_text *tuner_texts;   /* rest_cache.c */
+	struct status_text *status_texts; /* rest_status.c */
 };
 
 /*

@@ -25,7 +25,6 @@
 #include "daemon.h"
 #include "http_front.h"
 #include "log.h"
-#include "loop.h"
 #include "net_api.h"
 #include "sse_stream.h"
 
@@ -58,19 +57,16 @@ void rest_request_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 			    enum MHD_RequestTerminationCode toe)
 {
 	struct rest_req *r = *req_cls;
-	struct net_api *net = cls;
 
+	(void)cls;
 	(void)c;
 	(void)toe;
 	if (!r)
 		return;
-	/* A request only ends while suspended at shutdown; its tuner
-	 * completion must not find it afterwards. */
-	if (r->suspended || r->in_submit)
-		tuner_forget(net->d, r);
-	rest_status_forget(r);
+	/* A request only ends while suspended at shutdown; its command's
+	 * answer must not find it afterwards. */
+	command_client_cancel(&r->client);
 	waiting_unlink(r);
-	loop_del_timer(net->loop, r->poll_timer);
 	json_decref(r->reply);
 	free(r->body);
 	free(r);
@@ -153,10 +149,8 @@ void rest_finish(struct rest_req *r, unsigned int code, json_t *body)
 	r->code = code;
 	r->reply = body;
 	r->finished = 1;
-	loop_del_timer(net->loop, r->poll_timer);
-	r->poll_timer = 0;
 	if (!r->suspended)
-		return; /* still inside the handler: it answers */
+		return;
 	waiting_unlink(r);
 	r->suspended = 0;
 	MHD_resume_connection(r->conn);
@@ -173,8 +167,6 @@ enum MHD_Result rest_suspend(struct rest_req *r)
 {
 	struct net_api *net = r->net;
 
-	if (r->finished)
-		return rest_reply(r, r->code, json_incref(r->reply));
 	MHD_suspend_connection(r->conn);
 	r->suspended = 1;
 	r->wprev = NULL;
@@ -193,7 +185,7 @@ void rest_cancel_waiting(struct net_api *net)
 	while (net->waiting) {
 		struct rest_req *r = net->waiting;
 
-		tuner_forget(net->d, r);
+		command_client_cancel(&r->client);
 		api_error_set(&e, 503, "unavailable", NULL,
 			      "the daemon is shutting down");
 		rest_finish_error(r, &e);

@@ -13,20 +13,17 @@
 #include <stdint.h>
 
 #include "auth.h"
+#include "command.h"
 #include "json_api.h"
-#include "lease.h"
 #include "tuner.h"
 
 struct net_api;
-struct status_group;
 
 #define REST_BODY_MAX (64 * 1024)
 /* Past this much of an oversized body the connection is closed instead
  * of answered: a client cannot make the daemon read forever. */
 #define REST_BODY_DISCARD_MAX (4 * 1024 * 1024)
 #define REST_URI_MAX          2048
-#define REST_WAIT_LOCK_MAX_MS 10000
-#define REST_LOCK_POLL_MS     50
 
 enum rest_route {
 	ROUTE_NONE = 0,
@@ -59,15 +56,10 @@ struct rest_req {
 	struct auth_result who;
 	const char *method;
 
-	/* Waiting for a tuner (the connection is suspended). */
-	enum tuner_op op;
-	struct tstub_params params;
-	int in_submit, suspended, finished, polling;
-	unsigned int wait_lock_ms;
-	uint64_t t0_ms, lock_deadline_ms, poll_timer;
-	struct tstub_status status;
-	int have_status;
-	char label[TUNER_LABEL_LEN];
+	/* A command waiting for the command service (the connection is
+	 * suspended until its answer). */
+	struct command_client client;
+	int suspended, finished;
 
 	/* The answer, queued on the next call of the access handler. */
 	const char *hname[2], *hval[2]; /* static strings */
@@ -75,8 +67,6 @@ struct rest_req {
 	unsigned int code;
 	json_t *reply;
 	struct rest_req *wprev, *wnext; /* net->waiting */
-	struct status_group *group;     /* rest_status.c */
-	struct rest_req *gnext;
 };
 
 /* libmicrohttpd callbacks (http_front.c registers them; cls is the
@@ -89,8 +79,8 @@ enum MHD_Result rest_access_handler(void *cls, struct MHD_Connection *c,
 void *rest_uri_log(void *cls, const char *uri, struct MHD_Connection *c);
 void rest_request_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 			    enum MHD_RequestTerminationCode toe);
-/* Shutdown: forget the tuner completions of every suspended request and
- * resume it with a 503. */
+/* Shutdown: cancel the command of every suspended request and resume it
+ * with a 503. */
 void rest_cancel_waiting(struct net_api *net);
 
 /* ---- answers (rest.c) ---- */
@@ -109,10 +99,12 @@ int rest_body_json(struct rest_req *r, json_t **out, struct api_error *e);
 /* An extra header for the answer being built (WWW-Authenticate, Allow);
  * both strings must be static. */
 void rest_add_header(struct rest_req *r, const char *name, const char *value);
-/* Keep the answer and let MHD send it once the request resumes. */
+/* The answer of a suspended request: kept, and sent by MHD once the
+ * request resumes (takes body). */
 void rest_finish(struct rest_req *r, unsigned int code, json_t *body);
 void rest_finish_error(struct rest_req *r, struct api_error *e);
-/* Suspend r until rest_finish(). */
+/* Suspend r until rest_finish(), which always comes later: the command
+ * service never answers from inside its submit. */
 enum MHD_Result rest_suspend(struct rest_req *r);
 
 /* ---- endpoints ---- */
@@ -130,16 +122,13 @@ const char *rest_tuner_text(struct net_api *net, const struct tuner_snapshot *s,
 			    size_t *len);
 void rest_cache_free(struct net_api *net);
 
-/* GET .../status, sharing status reads between requests (rest_status.c);
- * forget a request that ends; shutdown. */
+/* GET .../status: from the recent status (?max_age_ms) or through the
+ * command service (rest_status.c); free the status texts at shutdown. */
 enum MHD_Result rest_status_get(struct rest_req *r);
-void rest_status_forget(struct rest_req *r);
 void rest_status_cancel(struct net_api *net);
 
-/* The lease id a request carries (body "lease_id", X-Tunerd-Lease or
+/* The lease id a request carries beside its body (X-Tunerd-Lease or
  * ?lease_id=); NULL if none. */
-const char *rest_lease_id(struct rest_req *r, json_t *body);
-/* 409 lease_conflict details for a lease. */
-json_t *rest_lease_details(const struct lease *l);
+const char *rest_lease_id(struct rest_req *r);
 
 #endif /* TUNERD_REST_H */

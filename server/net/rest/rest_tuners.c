@@ -1,19 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
  * REST endpoints: the box, tuners, plugins, and the commands that go to a
- * tuner's worker (tune, status, sleep, init).  A command never blocks the
- * loop: the request is suspended, tuner_submit() queues the command, and
- * its completion (or the lock poll that follows a tune with wait_lock_ms)
- * resumes the request with the answer.
+ * tuner's worker (tune, status, sleep, init).  A command is the command
+ * service's: the request is suspended and the service's answer resumes
+ * it.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "command.h"
 #include "daemon.h"
 #include "eventbus.h"
-#include "lease.h"
-#include "loop.h"
 #include "net_api.h"
 #include "plugin_host.h"
 #include "rest.h"
@@ -26,13 +24,14 @@
 enum MHD_Result rest_get_box(struct rest_req *r)
 {
 	struct daemon *d = r->net->d;
-	struct stub_session ss;
+	const struct stub_session ss = d->session;
 	char abi[24];
-	size_t n = tuner_snapshot_all(d, NULL, 0);
+	size_t n = 0;
 	uint64_t now = api_realtime_ms();
 	int64_t up = (int64_t)now - d->started_ms;
 
-	daemon_session(d, &ss);
+	for (struct tuner *t = tuner_first(d); t; t = tuner_next(t))
+		n++;
 	snprintf(abi, sizeof(abi), "%u.%u", ss.connected ? ss.major : 1,
 		 ss.connected ? ss.minor : 0);
 	return rest_reply(
@@ -149,251 +148,51 @@ enum MHD_Result rest_get_plugins(struct rest_req *r)
 	return rest_reply(r, 200, json_pack("{s:o}", "plugins", arr));
 }
 
-/* ---- commands ---- */
+/* ---- commands: translated for the command service ---- */
 
-static void command_done(int err, const struct tstub_status *st, void *arg);
-
-static json_t *tune_answer(struct rest_req *r)
+static void command_done(struct command_result *res, void *arg)
 {
-	struct tuner *t = tuner_find(r->net->d, r->tuner);
-	struct tuner_snapshot s = {0};
-
-	if (t)
-		tuner_snapshot(t, &s);
-	return json_pack(
-	    "{s:I, s:o, s:o, s:b, s:I}", "tuner", (json_int_t)r->tuner,
-	    "params", params_to_json(&r->params), "status",
-	    r->have_status
-		? status_to_json(&r->status, (uint64_t)s.changed_at_ms)
-		: json_null(),
-	    "locked", r->have_status && api_status_locked(&r->status),
-	    "elapsed_ms", (json_int_t)(loop_now_ms() - r->t0_ms));
+	rest_finish(arg, res->status, res->body);
 }
 
-static long lock_poll(struct loop *l, uint64_t id, void *arg)
+/* The lease id beside the body: X-Tunerd-Lease, else ?lease_id=. */
+const char *rest_lease_id(struct rest_req *r)
 {
-	struct rest_req *r = arg;
-	struct tuner *t = tuner_find(r->net->d, r->tuner);
+	const char *h = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
+						    "X-Tunerd-Lease");
 
-	(void)l;
-	(void)id;
-	r->poll_timer = 0;
-	if (!t || tuner_submit(t, TUNER_OP_STATUS, NULL, r->label, command_done,
-			       r) < 0)
-		rest_finish(r, 200, tune_answer(r));
-	return LOOP_TIMER_DONE;
-}
-
-/* After a tune: answer now, or poll the status until lock or the
- * client's wait_lock_ms runs out. */
-static void tune_progress(struct rest_req *r)
-{
-	uint64_t now = loop_now_ms();
-	uint64_t wait;
-
-	if ((r->have_status && api_status_locked(&r->status)) ||
-	    now >= r->lock_deadline_ms) {
-		rest_finish(r, 200, tune_answer(r));
-		return;
-	}
-	wait = r->lock_deadline_ms - now;
-	r->poll_timer = loop_add_timer(
-	    r->net->loop, wait < REST_LOCK_POLL_MS ? wait : REST_LOCK_POLL_MS,
-	    lock_poll, r);
-	if (!r->poll_timer)
-		rest_finish(r, 200, tune_answer(r));
-}
-
-static void command_done(int err, const struct tstub_status *st, void *arg)
-{
-	struct rest_req *r = arg;
-	struct api_error e = {0};
-
-	if (st) {
-		r->status = *st;
-		r->have_status = 1;
-	}
-	if (err && r->polling) {
-		/* A status poll after a good tune failed: the tune stands. */
-		rest_finish(r, 200, tune_answer(r));
-	} else if (err) {
-		api_error_from_errno(&e, err, tuner_op_name(r->op));
-		rest_finish_error(r, &e);
-	} else if (r->op == TUNER_OP_TUNE) {
-		r->polling = 1; /* later completions are status polls */
-		tune_progress(r);
-	} else if (r->op == TUNER_OP_STATUS) {
-		struct tuner *t = tuner_find(r->net->d, r->tuner);
-		struct tuner_snapshot s = {0};
-
-		if (t)
-			tuner_snapshot(t, &s);
-		rest_finish(
-		    r, 200,
-		    status_to_json(&r->status, (uint64_t)s.changed_at_ms));
-	} else {
-		rest_finish(
-		    r, 200,
-		    json_pack("{s:I, s:s}", "tuner", (json_int_t)r->tuner,
-			      "state",
-			      r->op == TUNER_OP_SLEEP ? "sleeping" : "ready"));
-	}
-}
-
-const char *rest_lease_id(struct rest_req *r, json_t *body)
-{
-	json_t *v = json_object_get(body, "lease_id");
-
-	if (json_is_string(v))
-		return json_string_value(v);
-	if (!v) {
-		const char *h = MHD_lookup_connection_value(
-		    r->conn, MHD_HEADER_KIND, "X-Tunerd-Lease");
-
-		if (h)
-			return h;
-		return MHD_lookup_connection_value(
-		    r->conn, MHD_GET_ARGUMENT_KIND, "lease_id");
-	}
-	return NULL;
-}
-
-json_t *rest_lease_details(const struct lease *l)
-{
-	return json_pack("{s:s, s:i, s:o}", "holder", l->holder, "priority",
-			 l->priority, "expires",
-			 api_time_json(l->expires_wall));
-}
-
-static int parse_tune(struct rest_req *r, json_t *body,
-		      const struct tuner_snapshot *s, struct api_error *e)
-{
-	static const char *const extra[] = {"lease_id", "wait_lock_ms", NULL};
-	json_t *w = json_object_get(body, "wait_lock_ms");
-
-	if (!body) {
-		api_error_set(e, 400, "bad_request",
-			      json_pack("{s:s}", "field", "delivery_system"),
-			      "a tune needs a JSON body with the params");
-		return -1;
-	}
-	if (params_from_json_ext(body, s->have_info ? &s->info : NULL, extra,
-				 &r->params, e))
-		return -1;
-	if (w && (!json_is_integer(w) || json_integer_value(w) < 0 ||
-		  json_integer_value(w) > REST_WAIT_LOCK_MAX_MS)) {
-		api_error_set(e, 400, "bad_request",
-			      json_pack("{s:s}", "field", "wait_lock_ms"),
-			      "wait_lock_ms: an integer 0..%d",
-			      REST_WAIT_LOCK_MAX_MS);
-		return -1;
-	}
-	r->wait_lock_ms = w ? (unsigned int)json_integer_value(w) : 0;
-	return 0;
-}
-
-/* Sleep and init take nothing but an optional lease id. */
-static int parse_power(json_t *body, struct api_error *e)
-{
-	const char *key;
-	json_t *v;
-
-	if (body && !json_is_object(body)) {
-		api_error_set(e, 400, "bad_request", NULL,
-			      "the body must be a JSON object");
-		return -1;
-	}
-	json_object_foreach(body, key, v)
-	{
-		if (strcmp(key, "lease_id")) {
-			api_error_set(e, 400, "bad_request",
-				      json_pack("{s:s}", "field", key),
-				      "%s: unknown field", key);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-static int check_lease(struct rest_req *r, json_t *body, struct api_error *e)
-{
-	json_t *v = json_object_get(body, "lease_id");
-	const char *id = rest_lease_id(r, body);
-	struct lease l;
-
-	if (v && !json_is_string(v)) {
-		api_error_set(e, 400, "bad_request",
-			      json_pack("{s:s}", "field", "lease_id"),
-			      "lease_id: must be a string");
-		return -1;
-	}
-	if (lease_allows(r->net->leases, r->tuner, id, &l)) {
-		if (id && lease_get(r->net->leases, r->tuner, &l))
-			snprintf(r->label, sizeof(r->label), "api:%.*s",
-				 TUNER_LABEL_LEN - 5, l.holder);
-		return 0;
-	}
-	api_error_set(e, 409, "lease_conflict", rest_lease_details(&l),
-		      "tuner %u is leased by \"%s\" (priority %d)", r->tuner,
-		      l.holder, l.priority);
-	return -1;
-}
-
-static enum MHD_Result submit(struct rest_req *r, struct tuner *t)
-{
-	struct api_error e = {0};
-	int ret;
-
-	r->t0_ms = loop_now_ms();
-	r->lock_deadline_ms = r->t0_ms + r->wait_lock_ms;
-	r->in_submit = 1;
-	ret = tuner_submit(t, r->op, r->op == TUNER_OP_TUNE ? &r->params : NULL,
-			   r->label, command_done, r);
-	r->in_submit = 0;
-	if (ret < 0) {
-		api_error_from_errno(&e, ret, tuner_op_name(r->op));
-		if (ret == -EINVAL && r->op == TUNER_OP_TUNE) {
-			struct tuner_snapshot s;
-
-			tuner_snapshot(t, &s);
-			if (s.have_info)
-				e.details = chip_limits_json(&s.info);
-		}
-		return rest_api_error(r, &e);
-	}
-	return rest_suspend(r);
+	return h ? h
+		 : MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND,
+					       "lease_id");
 }
 
 enum MHD_Result rest_tuner_command(struct rest_req *r)
 {
-	struct tuner *t = tuner_find(r->net->d, r->tuner);
+	struct command_request req = {.tuner = r->tuner, .args_inline = 1};
+	struct command_result res;
 	struct api_error e = {0};
-	struct tuner_snapshot s;
+	const char *lease_id;
 	json_t *body = NULL;
-	int bad;
+	int ret;
 
-	if (!t)
-		return no_tuner(r);
-	tuner_snapshot(t, &s);
-	r->op = r->route == ROUTE_TUNE    ? TUNER_OP_TUNE
-		: r->route == ROUTE_SLEEP ? TUNER_OP_SLEEP
-		: r->route == ROUTE_INIT  ? TUNER_OP_INIT
-					  : TUNER_OP_STATUS;
-	snprintf(r->label, sizeof(r->label), "api%s%s",
-		 r->who.token_name ? ":" : "",
-		 r->who.token_name ? r->who.token_name : "");
-	if (r->op != TUNER_OP_STATUS) {
-		if (rest_body_json(r, &body, &e))
-			return rest_api_error(r, &e);
-		bad = r->op == TUNER_OP_TUNE ? parse_tune(r, body, &s, &e)
-					     : parse_power(body, &e);
-		if (!bad)
-			bad = check_lease(r, body, &e);
-		json_decref(body);
-		if (bad)
-			return rest_api_error(r, &e);
-	}
-	if (r->op == TUNER_OP_STATUS)
+	if (!tuner_find(r->net->d, r->tuner))
+		return no_tuner(r); /* before a body's errors, as always */
+	command_client_init(&r->client, r->net->commands, r->who.role,
+			    r->who.token_name, 1);
+	if (r->route == ROUTE_STATUS)
 		return rest_status_get(r);
-	return submit(r, t);
+	req.op = r->route == ROUTE_TUNE    ? TUNER_OP_TUNE
+		 : r->route == ROUTE_SLEEP ? TUNER_OP_SLEEP
+					   : TUNER_OP_INIT;
+	if (rest_body_json(r, &body, &e))
+		return rest_api_error(r, &e);
+	lease_id = rest_lease_id(r);
+	req.args = body;
+	req.lease_id = lease_id ? json_string_nocheck(lease_id) : NULL;
+	ret = command_submit(&r->client, &req, command_done, r, &res);
+	json_decref(req.lease_id);
+	json_decref(body);
+	if (ret)
+		return rest_reply(r, res.status, res.body);
+	return rest_suspend(r);
 }

@@ -27,7 +27,7 @@ static void wake(void *arg)
 static void daemon_setup(struct daemon *d, size_t ring)
 {
 	memset(d, 0, sizeof(*d));
-	d->events = eventbus_new(ring, NULL);
+	d->events = eventbus_new(ring);
 	snprintf(d->name, sizeof(d->name), "box \"7\"");
 	eventbus_set_box(d->events, d->name);
 }

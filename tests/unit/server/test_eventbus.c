@@ -1,14 +1,12 @@
 // SPDX-License-Identifier: MIT
 /* The event bus: seq order, ring wrap, catching up with gaps, the JSON
- * envelope, subscribers, and a publish from another thread. */
+ * envelope, subscribers. */
 #include <jansson.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
 #include "eventbus.h"
-#include "loop.h"
 
 struct seen {
 	uint64_t seqs[64];
@@ -25,7 +23,7 @@ static void collect(const struct event *ev, void *arg)
 
 static void test_ring(void)
 {
-	struct eventbus *eb = eventbus_new(4, NULL);
+	struct eventbus *eb = eventbus_new(4);
 	struct eventbus_read r;
 	struct seen s = {0};
 	uint64_t prev = 0;
@@ -87,7 +85,7 @@ static void keep_first(const struct event *ev, void *arg)
 
 static void test_json(void)
 {
-	struct eventbus *eb = eventbus_new(2, NULL);
+	struct eventbus *eb = eventbus_new(2);
 	json_error_t jerr;
 	const char *time;
 	json_t *o;
@@ -136,7 +134,7 @@ static void test_json(void)
 	eventbus_free(eb);
 
 	/* No tuner: no "tuner" key; no name yet: no "box" key. */
-	eb = eventbus_new(2, NULL);
+	eb = eventbus_new(2);
 	eventbus_publish(eb, "stub.connected", EVENTBUS_NO_TUNER, NULL);
 	eventbus_set_box(eb, "b2");
 	eventbus_publish(eb, "stub.connected", EVENTBUS_NO_TUNER, NULL);
@@ -184,7 +182,7 @@ static void sub_once_more(const struct event *ev, void *arg)
 
 static void test_subscribers(void)
 {
-	struct eventbus *eb = eventbus_new(8, NULL);
+	struct eventbus *eb = eventbus_new(8);
 	struct sub_state a = {.eb = eb, .order_ok = 1};
 	struct sub_state b = {.eb = eb};
 	long ida;
@@ -203,66 +201,10 @@ static void test_subscribers(void)
 	eventbus_free(eb);
 }
 
-/* A publish from another thread reaches subscribers in the loop thread. */
-struct cross {
-	struct loop *loop;
-	struct eventbus *eb;
-	pthread_t loop_thread;
-	int calls, in_loop_thread;
-};
-
-static void cross_sub(const struct event *ev, void *arg)
-{
-	struct cross *c = arg;
-
-	(void)ev;
-	c->calls++;
-	c->in_loop_thread = pthread_equal(pthread_self(), c->loop_thread);
-	loop_stop(c->loop);
-}
-
-static void *cross_publisher(void *arg)
-{
-	struct cross *c = arg;
-
-	eventbus_publish(c->eb, "from.thread", EVENTBUS_NO_TUNER, NULL);
-	return NULL;
-}
-
-static long cross_give_up(struct loop *l, uint64_t id, void *arg)
-{
-	(void)id;
-	(void)arg;
-	loop_stop(l);
-	return LOOP_TIMER_DONE;
-}
-
-static void test_cross_thread(void)
-{
-	struct cross c = {0};
-	pthread_t th;
-
-	c.loop = loop_new();
-	c.eb = eventbus_new(8, c.loop);
-	c.loop_thread = pthread_self();
-	eventbus_subscribe(c.eb, cross_sub, &c);
-	loop_add_timer(c.loop, 5000, cross_give_up, NULL);
-	pthread_create(&th, NULL, cross_publisher, &c);
-	pthread_join(th, NULL);
-	CHECK_EQ_INT(c.calls, 0); /* not in the publishing thread */
-	CHECK_EQ_INT(eventbus_last_seq(c.eb), 1);
-	loop_run(c.loop);
-	CHECK_EQ_INT(c.calls, 1);
-	CHECK_EQ_INT(c.in_loop_thread, 1);
-	eventbus_free(c.eb);
-	loop_free(c.loop);
-}
-
 int main(void)
 {
 	test_ring();
 	test_json();
 	test_subscribers();
-	test_cross_thread();
 	return check_done("test_eventbus");
 }

@@ -92,7 +92,7 @@ static int load(struct loop *l, struct plugin_host *ph, uint32_t chip,
 static void test_fixtures(const char *dir)
 {
 	struct loop *l = loop_new();
-	struct eventbus *eb = eventbus_new(64, NULL);
+	struct eventbus *eb = eventbus_new(64);
 	struct plugin_host *ph = plugin_host_new(l, eb);
 	const struct plugin_entry *e;
 	struct plugin_entry *list;
@@ -238,7 +238,7 @@ static void install_file(const char *src, const char *dir, const char *name)
 static void test_cache(const char *fixtures)
 {
 	struct loop *l = loop_new();
-	struct eventbus *eb = eventbus_new(64, NULL);
+	struct eventbus *eb = eventbus_new(64);
 	struct plugin_host *ph = plugin_host_new(l, eb);
 	char dir[] = "/tmp/tunerd-ph-cache-XXXXXX", src[4096], path[4096];
 	const struct timespec old_times[2] = {{1000000000, 0}, {1000000000, 0}};

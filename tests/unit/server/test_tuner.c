@@ -49,11 +49,22 @@ static int box_field_set(void *arg)
 	return box_get(&box, arg) > 0;
 }
 
+/* The snapshot of tuner id: 0, or -ENOENT when there is none. */
+static int snapshot_of(uint32_t id, struct tuner_snapshot *s)
+{
+	struct tuner *t = tuner_find(&d, id);
+
+	if (!t)
+		return -ENOENT;
+	tuner_snapshot(t, s);
+	return 0;
+}
+
 static int state_is(uint32_t id, enum tuner_state s)
 {
 	struct tuner_snapshot snap;
 
-	return tuner_snapshot_by_id(&d, id, &snap) == 0 && snap.state == s;
+	return snapshot_of(id, &snap) == 0 && snap.state == s;
 }
 
 static int tuner1_ready(void *arg)
@@ -257,7 +268,7 @@ static void test_tune(void)
 
 	CHECK_EQ_INT(call(1, TUNER_OP_TUNE, 474000000, &r), 0);
 	CHECK(r.have_status && r.status.pll_locked == 1);
-	CHECK_EQ_INT(tuner_snapshot_by_id(&d, 1, &s), 0);
+	CHECK_EQ_INT(snapshot_of(1, &s), 0);
 	CHECK_EQ_INT(s.params.frequency, 474000000);
 	CHECK(strcmp(s.changed_by, "api:test") == 0);
 	CHECK_EQ_INT(s.changed_origin, TUNER_ORIGIN_API);
@@ -321,7 +332,7 @@ static void test_crash(void)
 	CHECK(until(result_done, &replay, 3000));
 	CHECK_EQ_INT(replay.err, 0);
 	CHECK(until(tuner1_ready, NULL, 3000));
-	CHECK_EQ_INT(tuner_snapshot_by_id(&d, 1, &s), 0);
+	CHECK_EQ_INT(snapshot_of(1, &s), 0);
 	CHECK_EQ_INT(s.counters.crashes, 1);
 	CHECK_EQ_INT(s.counters.restarts, 1);
 	CHECK_EQ_INT(s.params.frequency, 474000000);
@@ -348,7 +359,7 @@ static void test_hang(void)
 	CHECK(until(has_event, "worker.hang", 3000));
 	CHECK(loop_now_ms() - t0 >= DEADLINE_MS + 500 - 10);
 	CHECK(until(tuner1_ready, NULL, 3000));
-	CHECK_EQ_INT(tuner_snapshot_by_id(&d, 1, &s), 0);
+	CHECK_EQ_INT(snapshot_of(1, &s), 0);
 	CHECK_EQ_INT(s.counters.hangs, 1);
 	CHECK_EQ_INT(s.counters.timeouts, 1);
 	CHECK_EQ_INT(s.params.frequency, 474000000);
@@ -391,7 +402,7 @@ static void test_stub_gone(void)
 	/* The daemon reconnects; the box re-sends LOAD and ATTACH. */
 	CHECK(until(tuner1_ready, NULL, 3000));
 	CHECK(count_type("stub.connected") == 2);
-	CHECK_EQ_INT(tuner_snapshot_by_id(&d, 1, &s), 0);
+	CHECK_EQ_INT(snapshot_of(1, &s), 0);
 	CHECK_EQ_INT(s.params.frequency, 474000000);
 	CHECK_EQ_INT(call(1, TUNER_OP_STATUS, 0, &r), 0);
 }

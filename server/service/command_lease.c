@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The command service's leases: the check every command goes through and
+ * the lease operations (take, renew, release) with their answers.  The
+ * lease table itself (ids, expiry, pre-emption, events) is lease.c's.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "command_priv.h"
+#include "daemon.h"
+#include "lease.h"
+
+struct lease_body {
+	const char *lease_id;
+	const char *holder;
+	unsigned int ttl_s; /* 0: not given */
+	int priority;       /* -1: not given */
+};
+
+static int bad(struct api_error *e, const char *field, const char *why)
+{
+	api_error_set(e, 400, "bad_request", json_pack("{s:s}", "field", field),
+		      "%s: %s", field, why);
+	return -EINVAL;
+}
+
+/* 409 lease_conflict: who holds the tuner.  Returns -EBUSY. */
+static int conflict(struct command_result *res, uint32_t tuner,
+		    const struct lease *l)
+{
+	struct api_error e = {0};
+
+	api_error_set(&e, 409, "lease_conflict",
+		      json_pack("{s:s, s:i, s:o}", "holder", l->holder,
+				"priority", l->priority, "expires",
+				api_time_json(l->expires_wall)),
+		      "tuner %u is leased by \"%s\" (priority %d)", tuner,
+		      l->holder, l->priority);
+	return command_fail(res, -EBUSY, &e);
+}
+
+int command_lease_check(struct command_service *cs, uint32_t tuner,
+			const char *id, char *label, size_t len,
+			struct command_result *res)
+{
+	struct lease l;
+
+	if (!cs->leases)
+		return 0;
+	if (!lease_allows(cs->leases, tuner, id, &l))
+		return conflict(res, tuner, &l);
+	if (id && lease_get(cs->leases, tuner, &l))
+		snprintf(label, len, "api:%.*s", (int)len - 5, l.holder);
+	return 0;
+}
+
+static int int_field(json_t *v, const char *field, long lo, long hi, long *out,
+		     struct api_error *e)
+{
+	if (!json_is_integer(v) || json_integer_value(v) < lo ||
+	    json_integer_value(v) > hi) {
+		char why[64];
+
+		snprintf(why, sizeof(why), "an integer %ld..%ld", lo, hi);
+		return bad(e, field, why);
+	}
+	*out = (long)json_integer_value(v);
+	return 0;
+}
+
+static int parse_field(const char *key, json_t *v, struct lease_body *b,
+		       struct api_error *e)
+{
+	long n;
+
+	if (!strcmp(key, "lease_id")) {
+		if (!json_is_string(v))
+			return bad(e, key, "must be a string");
+		b->lease_id = json_string_value(v);
+	} else if (!strcmp(key, "holder")) {
+		if (!json_is_string(v) || !json_string_length(v) ||
+		    json_string_length(v) > LEASE_HOLDER_MAX)
+			return bad(e, key, "a string of 1..64 characters");
+		b->holder = json_string_value(v);
+	} else if (!strcmp(key, "ttl_s")) {
+		if (int_field(v, key, LEASE_TTL_MIN, LEASE_TTL_MAX, &n, e))
+			return -EINVAL;
+		b->ttl_s = (unsigned int)n;
+	} else if (!strcmp(key, "priority")) {
+		if (int_field(v, key, 0, LEASE_PRIO_MAX, &n, e))
+			return -EINVAL;
+		b->priority = (int)n;
+	} else {
+		return bad(e, key, "unknown field");
+	}
+	return 0;
+}
+
+static int parse_body(json_t *body, struct lease_body *b, struct api_error *e)
+{
+	const char *key;
+	json_t *v;
+
+	b->priority = -1;
+	if (!json_is_object(body)) {
+		api_error_set(e, 400, "bad_request", NULL,
+			      "the body must be a JSON object with \"holder\" "
+			      "or \"lease_id\"");
+		return -EINVAL;
+	}
+	json_object_foreach(body, key, v)
+	{
+		if (parse_field(key, v, b, e))
+			return -EINVAL;
+	}
+	if (b->lease_id && (b->holder || b->priority >= 0))
+		return bad(e, b->holder ? "holder" : "priority",
+			   "a renewal takes only lease_id and ttl_s");
+	if (!b->lease_id && !b->holder)
+		return bad(e, "holder", "missing");
+	return 0;
+}
+
+static json_t *lease_answer(const struct lease *l)
+{
+	return json_pack(
+	    "{s:s, s:I, s:s, s:i, s:o, s:i}", "lease_id", l->id, "tuner",
+	    (json_int_t)l->tuner, "holder", l->holder, "priority", l->priority,
+	    "expires", api_time_json(l->expires_wall), "ttl_s", (int)l->ttl_s);
+}
+
+static int not_leased(struct command_result *res, uint32_t tuner)
+{
+	struct api_error e = {0};
+
+	api_error_set(&e, 404, "not_found",
+		      json_pack("{s:I}", "tuner", (json_int_t)tuner),
+		      "tuner %u has no lease", tuner);
+	return command_fail(res, -ENOENT, &e);
+}
+
+static int check_tuner(struct command_service *cs, uint32_t tuner,
+		       struct command_result *res)
+{
+	struct api_error e = {0};
+
+	if (!tuner_find(cs->d, tuner)) {
+		api_error_set(&e, 404, "not_found",
+			      json_pack("{s:I}", "tuner", (json_int_t)tuner),
+			      "no tuner %u", tuner);
+		return command_fail(res, -ENOENT, &e);
+	}
+	if (!cs->leases) {
+		api_error_set(&e, 503, "unavailable", NULL,
+			      "leases are not served here");
+		return command_fail(res, -EOPNOTSUPP, &e);
+	}
+	return 0;
+}
+
+static int lease_take(struct command_service *cs, uint32_t tuner,
+		      const struct lease_body *b, struct command_result *res)
+{
+	struct api_error e = {0};
+	struct lease l, other;
+	int ret;
+
+	ret =
+	    lease_acquire(cs->leases, tuner, b->holder,
+			  b->priority >= 0 ? b->priority : LEASE_PRIO_DEFAULT,
+			  b->ttl_s ? b->ttl_s : LEASE_TTL_DEFAULT, &l, &other);
+	if (ret == -EBUSY)
+		return conflict(res, tuner, &other);
+	if (ret < 0) {
+		api_error_set(&e, 500, "internal", NULL,
+			      "cannot create a lease: %s", strerror(-ret));
+		return command_fail(res, ret, &e);
+	}
+	command_answer(res, 201, lease_answer(&l));
+	return 0;
+}
+
+int command_lease_post(struct command_service *cs, uint32_t tuner, json_t *body,
+		       struct command_result *res)
+{
+	struct lease_body b = {0};
+	struct api_error e = {0};
+	struct lease l, other;
+	int ret = check_tuner(cs, tuner, res);
+
+	if (ret)
+		return ret;
+	ret = parse_body(body, &b, &e);
+	if (ret) {
+		return command_fail(res, ret, &e);
+	}
+	if (!b.lease_id)
+		return lease_take(cs, tuner, &b, res);
+	ret = lease_renew(cs->leases, tuner, b.lease_id, b.ttl_s, &l, &other);
+	if (ret == -ENOENT)
+		return not_leased(res, tuner);
+	if (ret == -EPERM)
+		return conflict(res, tuner, &other);
+	command_answer(res, 200, lease_answer(&l));
+	return 0;
+}
+
+int command_lease_delete(struct command_service *cs, uint32_t tuner,
+			 const char *lease_id, struct command_result *res)
+{
+	struct lease other;
+	int ret = check_tuner(cs, tuner, res);
+
+	if (ret)
+		return ret;
+	ret = lease_release(cs->leases, tuner, lease_id, &other);
+	if (ret == -ENOENT)
+		return not_leased(res, tuner);
+	if (ret == -EPERM)
+		return conflict(res, tuner, &other);
+	command_answer(res, 204, NULL);
+	return 0;
+}

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * command_priv.h - private to command.c (commands) and command_lease.c
+ * (leases): the command service's state and its answer helpers.
+ */
+#ifndef TUNERD_COMMAND_PRIV_H
+#define TUNERD_COMMAND_PRIV_H
+
+#include "command.h"
+#include "json_api.h"
+
+struct status_read;
+
+struct command_service {
+	struct daemon *d;
+	struct lease_table *leases;
+	struct status_read *reads; /* shared status reads, command.c */
+};
+
+/* Fill res with an answer (takes body). */
+void command_answer(struct command_result *res, unsigned int status,
+		    json_t *body);
+/* Fill res with the error in e (moves its details); returns res->err =
+ * err. */
+int command_fail(struct command_result *res, int err, struct api_error *e);
+
+#endif /* TUNERD_COMMAND_PRIV_H */
