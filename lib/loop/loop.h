@@ -42,7 +42,8 @@ void loop_free(struct loop *l);
 uv_loop_t *loop_uv(struct loop *l);
 
 /* Watch fd for mask (LOOP_READ | LOOP_WRITE, or 0 to keep it registered
- * but quiet).  Level-triggered.  One watch per fd.  Returns 0 or a
+ * but quiet).  Level-triggered.  One watch per fd.  libuv makes the fd
+ * non-blocking (O_NONBLOCK), also for what else reads it.  Returns 0 or a
  * negative errno. */
 int loop_add_fd(struct loop *l, int fd, unsigned int mask, loop_fd_fn fn,
 		void *arg);

@@ -239,8 +239,9 @@ void plugin_trial_cancel(struct plugin_trial *t)
 	if (!t)
 		return;
 	pidfd_send_signal(t->pidfd, SIGKILL, NULL, 0);
-	while (waitid((idtype_t)P_PIDFD, (id_t)t->pidfd, &si, WEXITED) < 0 &&
-	       errno == EINTR)
+	/* By pid, not by pidfd: the loop made the pidfd non-blocking, and the
+	 * pid cannot be reused before this reap. */
+	while (waitid(P_PID, (id_t)t->pid, &si, WEXITED) < 0 && errno == EINTR)
 		;
 	trial_unhook(t);
 	free(t);
