@@ -85,8 +85,8 @@ int api_option(struct daemon *d, const char *name, const char *value);
 /*
  * The network layer's hooks.  main() calls api_start() once the daemon is
  * initialised and before the loop runs (loop thread), and api_stop() after
- * the loop ended and before daemon_fini().  api_start() returns 0 or a
- * negative errno (logged).
+ * the loop ended and before daemon_fini().  api_start() returns 0 or the
+ * negative errno of what failed (main() logs it).
  */
 int api_start(struct daemon *d);
 void api_stop(struct daemon *d);

@@ -54,12 +54,6 @@ struct status_read {
 
 /* ---- answers ---- */
 
-void command_answer(struct command_result *res, unsigned int status,
-		    json_t *body)
-{
-	*res = (struct command_result){.status = status, .body = body};
-}
-
 int command_fail(struct command_result *res, int err, struct api_error *e)
 {
 	res->err = err;
@@ -488,6 +482,11 @@ static int precheck(struct command_client *cl,
 {
 	struct api_error e = {0};
 
+	if (!cl->cs) {
+		api_error_set(&e, 503, "unavailable", NULL,
+			      "no command service here");
+		return command_fail(now, -EOPNOTSUPP, &e);
+	}
 	*t = tuner_find(cl->cs->d, req->tuner);
 	if (!*t) {
 		api_error_set(
@@ -510,7 +509,7 @@ int command_submit(struct command_client *cl, const struct command_request *req,
 {
 	struct api_error e = {0};
 	struct command *c;
-	struct tuner *t;
+	struct tuner *t = NULL;
 	int ret = precheck(cl, req, &t, now);
 
 	if (ret)
@@ -576,10 +575,8 @@ struct command_service *command_service_new(struct daemon *d,
 {
 	struct command_service *cs = calloc(1, sizeof(*cs));
 
-	if (cs) {
-		cs->d = d;
-		cs->leases = leases;
-	}
+	if (cs)
+		*cs = (struct command_service){.d = d, .leases = leases};
 	return cs;
 }
 

@@ -49,7 +49,7 @@ void command_service_free(struct command_service *cs);
  * it when the client goes away.
  */
 struct command_client {
-	struct command_service *cs; /* NULL: not set up, cancel is a no-op */
+	struct command_service *cs; /* NULL: every submit is refused (503) */
 	enum role role;
 	const char *name; /* token name (outlives the client), or NULL */
 	/* Who the tuner's events and changed_by name ("mqtt:kitchen"); NULL:

@@ -26,6 +26,13 @@ static int bad(struct api_error *e, const char *field, const char *why)
 	return -EINVAL;
 }
 
+/* A good answer (takes body). */
+static void command_answer(struct command_result *res, unsigned int status,
+			   json_t *body)
+{
+	*res = (struct command_result){.status = status, .body = body};
+}
+
 /* 409 lease_conflict: who holds the tuner.  Returns -EBUSY. */
 static int conflict(struct command_result *res, uint32_t tuner,
 		    const struct lease *l)

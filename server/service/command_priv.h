@@ -17,9 +17,6 @@ struct command_service {
 	struct status_read *reads; /* shared status reads, command.c */
 };
 
-/* Fill res with an answer (takes body). */
-void command_answer(struct command_result *res, unsigned int status,
-		    json_t *body);
 /* Fill res with the error in e (moves its details); returns res->err =
  * err. */
 int command_fail(struct command_result *res, int err, struct api_error *e);

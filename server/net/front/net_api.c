@@ -185,7 +185,6 @@ int api_start(struct daemon *d)
 	if (!err)
 		return 0;
 fail:
-	log_err("cannot start the network API: %s", strerror(-err));
 	api_stop(d); /* main() does not call it when the start failed */
 	return err;
 }

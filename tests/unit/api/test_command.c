@@ -212,6 +212,14 @@ static void test_request_forms(void)
 	struct command_client cl;
 	struct answer a = {0};
 
+	/* A transport without the service (a bench) is refused. */
+	command_client_init(&cl, NULL, ROLE_ADMIN, NULL, 0);
+	CHECK_EQ_INT(command_submit(&cl, &req, on_answer, &a, &a.res),
+		     -EOPNOTSUPP);
+	CHECK_EQ_INT(a.res.status, 503);
+	answer_free(&a);
+	command_client_cancel(&cl);
+
 	command_client_init(&cl, cs, ROLE_OPERATOR, NULL, 0);
 	CHECK_EQ_INT(command_submit(&cl, &req, on_answer, &a, &a.res), -EINVAL);
 	CHECK(!strcmp(json_string_value(
