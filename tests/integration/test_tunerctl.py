@@ -141,11 +141,9 @@ class Watch:
             return [json.loads(x) for x in self.lines]
 
     def wait_output(self, timeout):
-        """Until a new line comes or the process ends; at most timeout s.
-        The tests act (tune) until watch shows what they look for: watch
-        tells nobody when its streams are subscribed, so a first tune may
-        come before and be missed.  Waiting on the output wakes as soon as
-        watch prints; the timeout only paces the next try."""
+        """Until a new line comes or watch ends, at most timeout s: watch
+        does not tell when it is subscribed, so the tests tune again when
+        nothing came (the timeout paces the tries)."""
         with self.cond:
             seen = len(self.lines)
             self.cond.wait_for(lambda: len(self.lines) > seen or
