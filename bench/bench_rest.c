@@ -1,28 +1,32 @@
 // SPDX-License-Identifier: MIT
 /*
- * bench_rest - REST requests per second of tunerd against a bare
- * libmicrohttpd server answering the same bytes, in the same run.
+ * bench_rest - REST requests per second of tunerd, each beside a baseline
+ * that does the same work, measured in the same run.
  *
  * It starts a simulated box (one MT2060) and tunerd --listen on a free
- * port from its own directory, tunes the tuner, then drives keep-alive
- * GETs from N client threads (libcurl, one connection each) for S seconds
- * (in alternating rounds, medians compared) at:
- *   1. tunerd  GET /api/v1/tuners/1/status  (a fresh status: a round trip
- *      through the tuner's worker and the box each time),
- *   2. tunerd  GET /api/v1/tuners/1/status?max_age_ms=2000 (the last
- *      status read, kept fresh by the status sampler: what pollers use),
- *   3. tunerd  GET /api/v1/tuners/1         (the front and REST alone),
- *   4. bare MHD (epoll, one thread, like tunerd's; a process of its own,
- *      like tunerd) answering the bytes of (1) and of (2).
- * and prints requests/s with the ratio tunerd / bare for each.
+ * port from its own directory, tunes the tuner, fetches tunerd's answers,
+ * counts the I2C transfers of one fresh status read (the box's app socket
+ * stats), then drives keep-alive GETs from N client threads (libcurl, one
+ * connection each) in alternating rounds (medians compared):
+ *   1. GET /api/v1/tuners/1: the front and REST alone, against a bare
+ *      libmicrohttpd front (external epoll, one thread, a process of its
+ *      own, as tunerd's) answering the same bytes;
+ *   2. GET /api/v1/tuners/1/status: a fresh status, through the tuner's
+ *      worker process and the box process; against the bare front whose
+ *      status goes through a worker process and a box process too, with
+ *      the same messages and sizes and shared reads (bench_rest_bare.c);
+ *   3. GET /api/v1/tuners/1/status?max_age_ms=2000: the last read (kept
+ *      fresh by the status sampler), against the bare front's same bytes.
+ * It prints requests/s with the ratio tunerd / baseline for each.
  *
  * Usage: bench_rest [--seconds S] [--clients N]
  */
 #include <curl/curl.h>
 #include <errno.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <limits.h>
-#include <microhttpd.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
@@ -31,17 +35,17 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_rest.h"
+#include "tuner_stub.h"
+
 #define BENCH_MAX_CLIENTS 64
 #define BENCH_ROUNDS      5
-
-struct body {
-	char *data;
-	size_t len;
-};
+#define BENCH_K_READS     200 /* fresh status reads that count transfers */
 
 struct run {
 	const char *url;
@@ -60,7 +64,7 @@ static double now_s(void)
 
 static size_t collect(char *p, size_t size, size_t n, void *arg)
 {
-	struct body *b = arg;
+	struct bench_body *b = arg;
 	char *grown;
 
 	if (!b)
@@ -76,7 +80,7 @@ static size_t collect(char *p, size_t size, size_t n, void *arg)
 }
 
 /* One GET; the body into *out when out is not NULL.  Returns the status. */
-static long get(CURL *c, const char *url, struct body *out)
+static long get(CURL *c, const char *url, struct bench_body *out)
 {
 	long code = 0;
 
@@ -129,35 +133,6 @@ static double measure(const char *url, int n, double s, unsigned long *fail)
 	return (double)r.ok / (now_s() - t0);
 }
 
-/* ---- the bare server ---- */
-
-static enum MHD_Result bare_answer(void *cls, struct MHD_Connection *c,
-				   const char *url, const char *method,
-				   const char *version, const char *upload,
-				   size_t *upload_size, void **req_cls)
-{
-	const struct body *bodies = cls;
-	const struct body *b = strstr(url, "/status") ? &bodies[0] : &bodies[1];
-	struct MHD_Response *resp;
-	enum MHD_Result ret;
-
-	(void)method;
-	(void)version;
-	(void)upload;
-	(void)upload_size;
-	if (!*req_cls) {
-		*req_cls = (void *)1; /* the head; answer on the next call */
-		return MHD_YES;
-	}
-	resp = MHD_create_response_from_buffer(b->len, b->data,
-					       MHD_RESPMEM_PERSISTENT);
-	MHD_add_response_header(resp, "Content-Type", "application/json");
-	MHD_add_response_header(resp, "Cache-Control", "no-store");
-	ret = MHD_queue_response(c, 200, resp);
-	MHD_destroy_response(resp);
-	return ret;
-}
-
 static int free_port(void)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET,
@@ -171,42 +146,6 @@ static int free_port(void)
 	if (fd >= 0)
 		close(fd);
 	return port;
-}
-
-/*
- * The bare server runs in a child process of its own, as tunerd does, so
- * that neither side gets the cheaper in-process thread switches.
- */
-static pid_t bare_start(struct body *bodies, int port)
-{
-	pid_t pid = fork();
-	CURL *c;
-
-	if (pid == 0) {
-		struct MHD_Daemon *mhd = MHD_start_daemon(
-		    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL,
-		    (uint16_t)port, NULL, NULL, bare_answer, bodies,
-		    MHD_OPTION_CONNECTION_LIMIT, 256u,
-		    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768,
-		    MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
-
-		if (!mhd)
-			_exit(1);
-		for (;;)
-			pause();
-	}
-	if (pid < 0)
-		return -1;
-	c = curl_easy_init();
-	for (int i = 0; i < 100; i++, usleep(20000)) {
-		char url[64];
-
-		snprintf(url, sizeof(url), "http://127.0.0.1:%d/", port);
-		if (get(c, url, NULL) == 200)
-			break;
-	}
-	curl_easy_cleanup(c);
-	return pid;
 }
 
 /* ---- the processes under test ---- */
@@ -238,15 +177,31 @@ static void stop(pid_t pid)
 
 struct procs {
 	char dir[64];
+	char app[128]; /* the box's app socket */
 	pid_t box, daemon;
 	int port;
 };
 
+/* Whether a UNIX stream socket accepts connections. */
+static int unix_connect(const char *path)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
 static int start_procs(struct procs *p)
 {
-	char bin[PATH_MAX], path[PATH_MAX + 64], sock[128], app[128], env[128];
+	char bin[PATH_MAX], path[PATH_MAX + 64], sock[128], env[128];
 	char stub[160], plugins[PATH_MAX + 16], listen[64], log[128];
 	ssize_t n = readlink("/proc/self/exe", bin, sizeof(bin) - 1);
+	int fd = -1;
 	FILE *f;
 
 	if (n <= 0)
@@ -257,7 +212,7 @@ static int start_procs(struct procs *p)
 	if (!mkdtemp(p->dir))
 		return -1;
 	snprintf(sock, sizeof(sock), "%s/sim.sock", p->dir);
-	snprintf(app, sizeof(app), "%s/app.sock", p->dir);
+	snprintf(p->app, sizeof(p->app), "%s/app.sock", p->dir);
 	snprintf(env, sizeof(env), "%s/test.env", p->dir);
 	f = fopen(env, "w");
 	if (!f)
@@ -266,11 +221,17 @@ static int start_procs(struct procs *p)
 	fclose(f);
 	snprintf(path, sizeof(path), "%s/tunerd-simbox", bin);
 	snprintf(log, sizeof(log), "%s/box.log", p->dir);
-	p->box = spawn((char *[]){path, "--socket", sock, "--app-socket", app,
-				  "--tuners", "mt2060", "--env", env,
-				  "--settle-scale", "0", NULL},
-		       log);
-	usleep(300000);
+	/* No modeled bus time or settling: the baseline has none either. */
+	p->box =
+	    spawn((char *[]){path, "--socket", sock, "--app-socket", p->app,
+			     "--tuners", "mt2060", "--env", env,
+			     "--settle-scale", "0", "--i2c-khz", "0", NULL},
+		  log);
+	for (int i = 0; i < 500 && fd < 0; i++, usleep(10000))
+		fd = unix_connect(p->app); /* start-up, not measured */
+	if (fd < 0)
+		return -1;
+	close(fd);
 	p->port = free_port();
 	snprintf(path, sizeof(path), "%s/tunerd", bin);
 	snprintf(stub, sizeof(stub), "sim:%s", sock);
@@ -284,18 +245,83 @@ static int start_procs(struct procs *p)
 	return p->box > 0 && p->daemon > 0 ? 0 : -1;
 }
 
+/* The box's I2C counters (its app socket's stats). 0 or -1. */
+static int box_i2c_stats(const char *app, json_int_t *xfers, json_int_t *bytes)
+{
+	char buf[4096];
+	size_t len = 0;
+	ssize_t n;
+	json_t *root, *st;
+	int fd = unix_connect(app), ret = -1;
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, "{\"op\":\"stats\"}\n", 15) == 15)
+		while (len + 1 < sizeof(buf) &&
+		       (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0) {
+			len += (size_t)n;
+			if (buf[len - 1] == '\n')
+				break;
+		}
+	close(fd);
+	root = json_loadb(buf, len, 0, NULL);
+	st = json_object_get(root, "stats");
+	if (json_is_integer(json_object_get(st, "i2c_transfers"))) {
+		*xfers =
+		    json_integer_value(json_object_get(st, "i2c_transfers"));
+		*bytes = json_integer_value(json_object_get(st, "i2c_bytes"));
+		ret = 0;
+	}
+	json_decref(root);
+	return ret;
+}
+
+/*
+ * The I2C work of one fresh status read, from the box's counters over
+ * BENCH_K_READS reads: transfers (k) and message sizes for the baseline.
+ * The sampler's reads meanwhile (one a second) round away.
+ */
+static int measure_k(CURL *c, const struct procs *p, struct bench_bare_cfg *b)
+{
+	json_int_t x0, b0, x1, b1;
+	char url[160];
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/api/v1/tuners/1/status",
+		 p->port);
+	if (box_i2c_stats(p->app, &x0, &b0))
+		return -1;
+	for (int i = 0; i < BENCH_K_READS; i++)
+		if (get(c, url, NULL) != 200)
+			return -1;
+	if (box_i2c_stats(p->app, &x1, &b1))
+		return -1;
+	b->k = (unsigned int)lround((double)(x1 - x0) / BENCH_K_READS);
+	/* The request: header, transfer, written bytes; the reply: header
+	 * and read bytes.  Both get the transfer's payload: a byte more than
+	 * the real messages for a register read, on either side. */
+	b->xfer_len = sizeof(struct tstub_hdr) + sizeof(struct tstub_i2c_xfer);
+	b->xfer_reply_len = sizeof(struct tstub_hdr);
+	if (x1 > x0) {
+		size_t payload =
+		    (size_t)lround((double)(b1 - b0) / (double)(x1 - x0));
+
+		b->xfer_len += payload;
+		b->xfer_reply_len += payload;
+	}
+	return 0;
+}
 /* Wait for tuner 1 to be ready, then tune it. */
 static int prepare(CURL *c, int port)
 {
 	char url[128];
-	struct body b = {0};
+	struct bench_body b = {0};
 	struct curl_slist *h = NULL;
 	long code = 0;
 
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/api/v1/tuners/1", port);
 	for (int i = 0; i < 200; i++, usleep(50000)) {
 		free(b.data);
-		b = (struct body){0};
+		b = (struct bench_body){0};
 		if (get(c, url, &b) == 200 && strstr(b.data, "\"ready\""))
 			break;
 	}
@@ -329,8 +355,8 @@ static int cmp_double(const void *a, const void *b)
  * The machine is shared and noisy: the two servers are measured in
  * alternating short rounds and each is summed up by its median round.
  */
-static void compare(const char *what, const char *path, int tport, int bport,
-		    int clients, double secs)
+static void compare(const char *what, const char *baseline, const char *path,
+		    int tport, int bport, int clients, double secs)
 {
 	double t[BENCH_ROUNDS], b[BENCH_ROUNDS];
 	unsigned long tf = 0, bf = 0, f;
@@ -346,10 +372,11 @@ static void compare(const char *what, const char *path, int tport, int bport,
 	}
 	qsort(t, BENCH_ROUNDS, sizeof(double), cmp_double);
 	qsort(b, BENCH_ROUNDS, sizeof(double), cmp_double);
-	printf("%-28s tunerd %7.0f req/s (%.0f..%.0f)  bare MHD %7.0f req/s "
-	       "(%.0f..%.0f)  ratio %.2f  failed %lu/%lu\n",
+	printf("%s\n  tunerd   %7.0f req/s (%.0f..%.0f)\n"
+	       "  baseline %7.0f req/s (%.0f..%.0f): %s\n"
+	       "  ratio tunerd/baseline %.2f  failed %lu/%lu\n",
 	       what, t[BENCH_ROUNDS / 2], t[0], t[BENCH_ROUNDS - 1],
-	       b[BENCH_ROUNDS / 2], b[0], b[BENCH_ROUNDS - 1],
+	       b[BENCH_ROUNDS / 2], b[0], b[BENCH_ROUNDS - 1], baseline,
 	       b[BENCH_ROUNDS / 2] > 0
 		   ? t[BENCH_ROUNDS / 2] / b[BENCH_ROUNDS / 2]
 		   : 0.0,
@@ -399,57 +426,81 @@ static int parse_args(int argc, char **argv, double *secs, int *clients)
 	return 0;
 }
 
+/* tunerd's answers, which the baseline sends back byte for byte. */
+static int fetch_bodies(CURL *h, int port, struct bench_bare_cfg *b)
+{
+	char url[160];
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/api/v1/tuners/1/status",
+		 port);
+	if (get(h, url, &b->status) != 200)
+		return -1;
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/api/v1/tuners/1", port);
+	return get(h, url, &b->tuner) == 200 ? 0 : -1;
+}
+
+static void run_all(const struct bench_bare_cfg *b, int tport, int clients,
+		    double secs)
+{
+	char hops[160];
+
+	printf("bench_rest: %d keep-alive clients, %d rounds of %.2f s per "
+	       "server, medians (min..max)\n",
+	       clients, BENCH_ROUNDS, secs / BENCH_ROUNDS);
+	printf("a fresh status read: 1 worker command, %u I2C transfer(s) of "
+	       "%zu/%zu bytes with the box\n",
+	       b->k, b->xfer_len, b->xfer_reply_len);
+	compare("GET /api/v1/tuners/1 (front and REST alone)",
+		"bare MHD front answering the same bytes", "/api/v1/tuners/1",
+		tport, b->port, clients, secs);
+	snprintf(hops, sizeof(hops),
+		 "bare MHD front -> worker process -> box process, the same "
+		 "messages (k=%u), reads shared",
+		 b->k);
+	compare("GET /api/v1/tuners/1/status (fresh: front -> worker -> box)",
+		hops, "/api/v1/tuners/1/status", tport, b->port, clients, secs);
+	compare("GET /api/v1/tuners/1/status?max_age_ms=2000 (the last read)",
+		"bare MHD front answering the same bytes",
+		"/api/v1/tuners/1/status?max_age_ms=2000", tport, b->port,
+		clients, secs);
+}
+
 int main(int argc, char **argv)
 {
-	struct body bodies[2] = {{0}, {0}};
+	struct bench_bare_cfg bare = {0};
 	struct procs p = {0};
-	pid_t bare;
+	pid_t front = -1;
 	double secs = 5.0;
-	int clients = 8, bport, ret = 1;
-	char url[160];
+	int clients = 8, ret = 1;
 	CURL *h;
 
 	if (parse_args(argc, argv, &secs, &clients))
 		return 2;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	h = curl_easy_init();
-	if (start_procs(&p) || prepare(h, p.port)) {
+	if (start_procs(&p) || prepare(h, p.port) ||
+	    fetch_bodies(h, p.port, &bare) || measure_k(h, &p, &bare)) {
 		fprintf(stderr,
 			"bench_rest: tunerd did not come up (logs in "
 			"%s)\n",
 			p.dir);
 		goto out;
 	}
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d/api/v1/tuners/1/status",
-		 p.port);
-	get(h, url, &bodies[0]);
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d/api/v1/tuners/1",
-		 p.port);
-	get(h, url, &bodies[1]);
-	bport = free_port();
-	if (!bodies[0].data || !bodies[1].data)
+	bare.port = free_port();
+	front = bench_bare_start(&bare);
+	if (front < 0) {
+		fprintf(stderr, "bench_rest: the baseline did not start\n");
 		goto out;
-	bare = bare_start(bodies, bport);
-	if (bare < 0)
-		goto out;
-	printf("bench_rest: %d keep-alive clients, %d rounds of %.2f s per "
-	       "server\n",
-	       clients, BENCH_ROUNDS, secs / BENCH_ROUNDS);
-	compare("GET /api/v1/tuners/1/status", "/api/v1/tuners/1/status",
-		p.port, bport, clients, secs);
-	compare("GET /api/v1/tuners/1/status?max_age_ms=2000",
-		"/api/v1/tuners/1/status?max_age_ms=2000", p.port, bport,
-		clients, secs);
-	compare("GET /api/v1/tuners/1", "/api/v1/tuners/1", p.port, bport,
-		clients, secs);
-	stop(bare);
+	}
+	run_all(&bare, p.port, clients, secs);
+	bench_bare_stop(front);
 	ret = 0;
 out:
 	curl_easy_cleanup(h);
 	stop(p.daemon);
 	stop(p.box);
-	free(bodies[0].data);
-	free(bodies[1].data);
+	free(bare.status.data);
+	free(bare.tuner.data);
 	curl_global_cleanup();
 	if (ret == 0)
 		cleanup(&p);

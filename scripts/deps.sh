@@ -3,9 +3,14 @@
 # that are missing.  Usage: scripts/deps.sh [build|test|kernel]...
 set -euo pipefail
 
+# libwebsockets-evlib-uv: lws runs on the daemon's libuv loop (a foreign
+# loop), and lws loads that support as a plugin from this package.
 build_pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev
-	libwebsockets-dev libcurl4-openssl-dev)
-test_pkgs=(python3 curl python3-websocket chromium)
+	libwebsockets-dev libwebsockets-evlib-uv libuv1-dev libcurl4-openssl-dev)
+# python3-yaml, python3-jsonschema: the OpenAPI test validates the answers
+# against protocol/openapi.yaml.
+test_pkgs=(python3 curl python3-websocket python3-yaml python3-jsonschema
+	chromium)
 kernel_pkgs=(qemu-system-x86 busybox-static cpio kmod)
 
 want=("${build_pkgs[@]}")

@@ -161,3 +161,27 @@ class SseStream:
 
     def close(self):
         self.conn.close()
+
+
+class EventsFromNow:
+    """A WebSocket event stream that begins after the last event so far
+    (since= the box's next_seq - 1).  What happens after the constructor
+    returns cannot be missed, however late the subscription is live: the
+    tests wait for these events instead of sleeping."""
+
+    def __init__(self, test, query="", token=None):
+        box = test.api("GET", "/api/v1/box", token=token).json
+        since = box["events"]["next_seq"] - 1
+        q = "since=%d" % since + ("&" + query if query else "")
+        self.ws = ws_connect(test.port, q, token=token)
+        test.addCleanup(self.ws.close)
+
+    def wait(self, types, timeout=30.0, **fields):
+        """The next event of this type (or of one of these types) whose
+        fields have these values."""
+        types = (types,) if isinstance(types, str) else tuple(types)
+
+        def match(m):
+            return m.get("type") in types and \
+                all(m.get(k) == v for k, v in fields.items())
+        return ws_next(self.ws, match, timeout)

@@ -222,6 +222,31 @@ def global_ipv4():
     return None
 
 
+def _server_side(port, peer_port):
+    """(unread bytes, bytes received) of the server's side of the
+    loopback TCP connection from peer_port to port, or None (ss -ti)."""
+    out = subprocess.run(
+        ["ss", "-tinH", "state", "established",
+         "( sport = :%d and dport = :%d )" % (port, peer_port)],
+        capture_output=True, text=True, timeout=10).stdout.split()
+    if not out or "bytes_received:" not in " ".join(out):
+        return (int(out[0]), 0) if out else None
+    received = [int(f.split(":")[1]) for f in out
+                if f.startswith("bytes_received:")][0]
+    return int(out[0]), received
+
+
+def wait_server_read(sock, port, sent, timeout=10.0):
+    """Until the server (listening on port) has received and read the
+    sent bytes sock sent it: for requests that get no answer until
+    something else happens (a hung chip).  The daemon's loop parses what
+    it reads at once, so a request it read is a request it holds."""
+    peer_port = sock.getsockname()[1]
+    wait_for(lambda: _server_side(port, peer_port) == (0, sent),
+             timeout=timeout, step=0.005,
+             what="the server reading the request")
+
+
 class Reply:
     """One HTTP answer: status, headers (lower-case names), body, JSON."""
 

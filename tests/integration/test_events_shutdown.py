@@ -5,15 +5,16 @@ tune and a status waiting for a hung chip, a WebSocket tune request
 behind them.  The daemon must end cleanly: exit code 0, no abort (MHD
 must not stop with a suspended connection), no sanitizer report, and
 every client told."""
+import http.client
 import json
 import signal
 import socket
 import threading
-import time
 import unittest
 
-from events_util import SseStream, ws_connect, ws_drain_to_close
-from harness import ApiBoxTest
+from events_util import SseStream, ws_connect, ws_drain_to_close, \
+    ws_request
+from harness import ApiBoxTest, Reply, wait_server_read
 
 DVBT_A = {"delivery_system": "DVBT", "frequency": 474000000,
           "bandwidth": 8000000}
@@ -61,20 +62,39 @@ class ShutdownWithClients(ApiBoxTest):
         def call(name, method, path, body=None):
             answers[name] = self.api(method, path, body, timeout=30)
 
+        def answer(name, sock):
+            r = http.client.HTTPResponse(sock, method="GET")
+            r.begin()
+            answers[name] = Reply(r.status, {k.lower(): v for k, v in
+                                             r.getheaders()}, r.read())
+
+        # the status request is sent here, its answer read in a thread
+        status = socket.create_connection(("127.0.0.1", self.port),
+                                          timeout=30)
+        self.addCleanup(status.close)
         waiters = [threading.Thread(target=call, args=(
                        "tune", "POST", "/api/v1/tuners/2/tune", DVBT_A)),
-                   threading.Thread(target=call, args=(
-                       "status", "GET", "/api/v1/tuners/2/status"))]
+                   threading.Thread(target=answer, args=("status", status))]
         waiters[0].start()
         # the worker began the tune (and hangs in it)
         started = sse.next_matching(
             lambda m: m["event"] == "tuner.tune_started" and
             m["data"]["tuner"] == 2, timeout=10)
         self.assertEqual(started["data"]["origin"], "api")
+        head = b"GET /api/v1/tuners/2/status HTTP/1.1\r\nHost: t\r\n\r\n"
+        status.sendall(head)
         waiters[1].start()
+        # the daemon holds the status request once it has read it
+        wait_server_read(status, self.port, len(head))
+        # WebSocket messages are handled in order: the reply to a bad
+        # request sent after w1 means w1 is queued
         ws.send(json.dumps({"id": "w1", "op": "tune", "tuner": 2,
                             "params": DVBT_A}))
-        time.sleep(0.3)  # the status and the WebSocket request queue up
+        seen = []
+        probe = ws_request(ws, {"id": "probe", "op": "no-such-op"},
+                           seen=seen)
+        self.assertFalse(probe["ok"], probe)
+        self.assertNotIn("reply", [m.get("type") for m in seen], seen)
         self.assertTrue(all(t.is_alive() for t in waiters), answers)
 
         self.stop_cleanly()
@@ -125,9 +145,15 @@ class ShutdownWithClients(ApiBoxTest):
         raw.sendall(SSE_GET + SSE_GET)
         ws = ws_connect(self.port, timeout=20)
         self.addCleanup(ws.close)
-        time.sleep(0.3)
+        # the first stream is open once its head came
+        raw.settimeout(20)
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = raw.recv(65536)
+            self.assertTrue(chunk, head)
+            head += chunk
         self.stop_cleanly()
-        data = read_until_closed(raw).decode(errors="replace")
+        data = (head + read_until_closed(raw)).decode(errors="replace")
         self.assertEqual(data.count("HTTP/1.1 200"), 1, data[-500:])
         self.assertIn("HTTP/1.1 503", data)
         _, code = ws_drain_to_close(ws, timeout=10)

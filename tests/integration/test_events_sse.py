@@ -1,6 +1,5 @@
 # SPDX-License-Identifier: MIT
 """The event stream as Server-Sent Events, read raw with http.client."""
-import time
 import unittest
 
 from events_util import SseStream
@@ -31,8 +30,10 @@ class SseEvents(ApiBoxTest):
                                                           "plugin.")), m)
 
     def test_live_kernel_tune(self):
-        s = self.stream("types=tuner.tune")
-        time.sleep(0.2)  # the stream is subscribed once its head came
+        # since= the last event so far: the tune arrives whether the
+        # subscription is live before it happens or catches up to it.
+        last = self.api("GET", "/api/v1/box").json["events"]["next_seq"] - 1
+        s = self.stream("types=tuner.tune&since=%d" % last)
         self.assertOk(self.box.tune(2, "DVBT", 474000000, 8000000))
         m = s.next()
         self.assertEqual(m["event"], "tuner.tune")
@@ -77,9 +78,9 @@ class SseEvents(ApiBoxTest):
     def test_idle_stream_gets_a_heartbeat(self):
         s = self.stream("types=no.such.type")
         self.assertEqual(s.status, 200)
-        t0 = time.monotonic()
-        self.assertEqual(s.next_comment(timeout=20), ": keep-alive")
-        self.assertGreater(time.monotonic() - t0, 10)
+        # The first line after the head is a heartbeat (no event matches);
+        # the timeout only bounds the wait for a broken daemon.
+        self.assertEqual(s.next_comment(timeout=30), ": keep-alive")
 
 
 if __name__ == "__main__":

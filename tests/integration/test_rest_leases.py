@@ -5,6 +5,7 @@ import socket
 import time
 import unittest
 
+from events_util import EventsFromNow
 from harness import ApiBoxTest
 
 DVBT_474 = {"delivery_system": "DVBT", "frequency": 474000000,
@@ -133,10 +134,12 @@ class Leases(ApiBoxTest):
         self.assertOk(self.box.tune(1, "DVBT", 490000000, 8000000))
 
     def test_expiry(self):
+        events = EventsFromNow(self, "tuner=1")
         lease = self.take(ttl_s=1).json
         self.assertError(self.api("POST", "/api/v1/tuners/1/tune",
                                   DVBT_474), 409, "lease_conflict")
-        time.sleep(1.3)
+        ev = events.wait("lease.expired")
+        self.assertEqual(ev["holder"], "mythtv-1")
         self.assertIsNone(self.api("GET", "/api/v1/tuners/1").json["lease"])
         r = self.api("POST", "/api/v1/tuners/1/tune", DVBT_474)
         self.assertEqual(r.status, 200, r)
@@ -145,13 +148,26 @@ class Leases(ApiBoxTest):
                          404, "not_found")
 
     def test_renew_keeps_it_alive(self):
-        lease = self.take(ttl_s=1).json
-        for _ in range(4):
-            time.sleep(0.5)
-            r = self.api("POST", LEASE, {"lease_id": lease["lease_id"]})
-            self.assertEqual(r.status, 200, r)
+        # Tuner 1's lease is renewed; tuner 2's, taken after it with the
+        # same first TTL, is not: once tuner 2's has expired, tuner 1's
+        # first TTL has run out too, and only the renew kept it.
+        events = EventsFromNow(self, "types=lease.*")
+        lease = self.take(ttl_s=2).json
+        control = self.api("POST", "/api/v1/tuners/2/lease",
+                           {"holder": "control", "ttl_s": 2})
+        self.assertEqual(control.status, 201, control)
+        r = self.api("POST", LEASE, {"lease_id": lease["lease_id"],
+                                     "ttl_s": 60})
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json["ttl_s"], 60, r)
+        self.assertEqual(events.wait("lease.renewed")["tuner"], 1)
+        expired = events.wait("lease.expired")
+        self.assertEqual((expired["tuner"], expired["holder"]),
+                         (2, "control"), expired)
         self.assertEqual(self.api("GET", "/api/v1/tuners/1").json
                          ["lease"]["holder"], "mythtv-1")
+        r = self.api("POST", LEASE, {"lease_id": lease["lease_id"]})
+        self.assertEqual(r.status, 200, r)
 
     def test_preemption(self):
         old = self.take("live-tv", priority=100).json

@@ -140,6 +140,15 @@ class Watch:
         with self.cond:
             return [json.loads(x) for x in self.lines]
 
+    def wait_output(self, timeout):
+        """Until a new line comes or watch ends, at most timeout s: watch
+        does not tell when it is subscribed, so the tests tune again when
+        nothing came (the timeout paces the tries)."""
+        with self.cond:
+            seen = len(self.lines)
+            self.cond.wait_for(lambda: len(self.lines) > seen or
+                               self.proc.poll() is not None, timeout)
+
     def stop(self, sig=signal.SIGINT):
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
@@ -371,10 +380,10 @@ class Failures(TwoBoxes):
         s.listen(4)
         try:
             url = "http://127.0.0.1:%d" % s.getsockname()[1]
-            start = time.monotonic()
+            # the box never answers: only --timeout ends the request (and
+            # ctl()'s subprocess timeout fails a tunerctl that hangs)
             r = self.ctl("--timeout", "0.5", "--box", url, "--box", "attic",
                          "ls")
-            self.assertLess(time.monotonic() - start, 5)
             self.assertEqual(r.returncode, 3, r.stderr)
             self.assertIn("attic", r.stdout)
         finally:
@@ -433,7 +442,7 @@ class WatchEvents(TwoBoxes):
             if w.proc.poll() is not None:
                 break
             self.tune_both(i)
-            time.sleep(0.1)
+            w.wait_output(0.2)
         self.assertEqual(w.finish(), 0, w.stderr)
         events = w.events()
         self.assertEqual(len(events), 6, events)
@@ -454,7 +463,7 @@ class WatchEvents(TwoBoxes):
                 if seen >= set(NAMES):
                     break
                 self.tune_both(i)
-                time.sleep(0.1)
+                w.wait_output(0.2)
         finally:
             self.assertEqual(w.stop(), 0, w.stderr)
         line = re.compile(r"^(attic|cellar) +(\d+)  (tuner\.tune|tuner\.lock)"
@@ -470,7 +479,7 @@ class WatchEvents(TwoBoxes):
             if any(pred(e) for e in w.events()):
                 return
             act(i)
-            time.sleep(0.1)
+            w.wait_output(0.2)
         self.fail("watch never showed " + what)
 
     def test_watch_resumes_after_a_daemon_restart(self):
@@ -481,7 +490,10 @@ class WatchEvents(TwoBoxes):
                 self.tune_both, "a tune before the restart")
             attic = self.sites["attic"]
             attic.stop_daemon()
-            # longer than a second away: the uptime shows the restart
+            # The outage this test is about, not a wait for anything: an
+            # outage longer than a second is how watch tells a restart
+            # from the new daemon's uptime when the new daemon's event
+            # numbers have already passed the last one seen.
             time.sleep(1.5)
             attic.start_daemon()
 
@@ -586,7 +598,7 @@ class Tokens(TwoBoxes):
             if w.proc.poll() is not None:
                 break
             site.box.tune(site.client_of(1), "DVBT", 474000000, 8000000)
-            time.sleep(0.1)
+            w.wait_output(0.2)
         self.assertEqual(w.finish(), 0, w.stderr)
         self.assertEqual(w.events()[0]["box"], "attic")
 

@@ -147,6 +147,48 @@ static inline void bt_pump(struct bt *t, int ms)
 	while (bt_now_ms() < end);
 }
 
+/*
+ * Run the box until cond(t, arg) holds, at most timeout_ms (the bound
+ * only fails a box that never gets there).  0, or -ETIMEDOUT.
+ */
+static inline int bt_pump_until(struct bt *t, int (*cond)(struct bt *, void *),
+				void *arg, int timeout_ms)
+{
+	uint64_t end = bt_now_ms() + (uint64_t)timeout_ms;
+
+	while (!cond(t, arg)) {
+		if (bt_now_ms() >= end)
+			return -ETIMEDOUT;
+		sim_box_run(t->box, 1);
+	}
+	return 0;
+}
+
+/* Whether the box saw every client attached (its ATTACH replies read). */
+static inline int bt_all_attached(struct bt *t, void *arg)
+{
+	struct sim_box_client_info ci;
+
+	(void)arg;
+	for (uint32_t c = 1; c <= t->cfg.nbridges; c++)
+		if (sim_box_client_info(t->box, c, &ci) || !ci.attached)
+			return 0;
+	return 1;
+}
+
+/* Whether client (a uint32_t *) has a bound tuner channel. */
+static inline int bt_client_bound(struct bt *t, void *arg)
+{
+	struct sim_box_client_info ci;
+
+	return !sim_box_client_info(t->box, *(uint32_t *)arg, &ci) && ci.bound;
+}
+
+static inline int bt_client_unbound(struct bt *t, void *arg)
+{
+	return !bt_client_bound(t, arg);
+}
+
 static inline int bt_connect(struct bt *t)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -257,7 +299,8 @@ static inline int bt_serve_attach(struct bt *t, int ctl)
 		}
 		bt_reply(ctl, &m.hdr, 0, &ci, sizeof(ci));
 	}
-	bt_pump(t, 5);
+	if (attached == t->cfg.nbridges)
+		bt_pump_until(t, bt_all_attached, NULL, BT_WAIT_MS);
 	return (int)attached;
 }
 

@@ -53,6 +53,22 @@ static struct tstub_status demod(int fd, uint32_t client)
 	return st;
 }
 
+/*
+ * The demodulator's view once it shows these fe_status bits, asked again
+ * until then (the LO settles in modeled time); at most BT_WAIT_MS, which
+ * only fails a model that never gets there.
+ */
+static struct tstub_status demod_until(int fd, uint32_t bits)
+{
+	uint64_t end = bt_now_ms() + BT_WAIT_MS;
+	struct tstub_status s;
+
+	do
+		s = demod(fd, 1);
+	while ((s.fe_status & bits) != bits && bt_now_ms() < end);
+	return s;
+}
+
 /* Milliseconds that `count` register reads of 20 bytes take. */
 static uint64_t time_reads(unsigned int khz, int count)
 {
@@ -86,8 +102,10 @@ static void test_bus_time(void)
 
 	printf("20 transfers: %llu ms at 0 kHz, %llu ms at 100 kHz\n",
 	       (unsigned long long)instant, (unsigned long long)slow);
+	/* A lower bound only: the model's timers cannot fire early, so no
+	 * machine is too slow for it; how fast a busy machine is, is not
+	 * checked (no upper bound, no comparison with the instant bus). */
 	CHECK(slow >= 34);
-	CHECK(slow > instant + 20);
 }
 
 static int hex2(const char *s)
@@ -263,8 +281,7 @@ static void test_demod_view(void)
 	CHECK_EQ_INT(tune_mt2060(fd, 474000000), 0);
 	s = demod(fd, 1); /* the LO has not settled yet */
 	CHECK_EQ_INT(s.fe_status & TSTUB_FE_HAS_LOCK, 0);
-	bt_pump(&t_box, 600);
-	s = demod(fd, 1);
+	s = demod_until(fd, TSTUB_FE_HAS_LOCK);
 	CHECK(s.fe_status & TSTUB_FE_HAS_LOCK);
 	CHECK_EQ_INT(s.frequency, 474000000);
 	CHECK(s.cnr_mdb > 28500 && s.cnr_mdb < 31500);
@@ -278,8 +295,7 @@ static void test_demod_view(void)
 
 	/* Weak carrier: signal without lock.  Empty channel: noise. */
 	CHECK_EQ_INT(tune_mt2060(fd, 506000000), 0);
-	bt_pump(&t_box, 600);
-	s = demod(fd, 1);
+	s = demod_until(fd, TSTUB_FE_HAS_SIGNAL);
 	CHECK(s.fe_status & TSTUB_FE_HAS_SIGNAL);
 	CHECK_EQ_INT(s.fe_status & TSTUB_FE_HAS_LOCK, 0);
 	CHECK(s.strength_mdbm > -89500 && s.strength_mdbm < -86500);

@@ -6,6 +6,16 @@
  */
 #include "box_test.h"
 
+/* The box dropped a reply to a request it no longer has. */
+static int unknown_unique_seen(struct bt *t, void *arg)
+{
+	struct sim_box_stats st;
+
+	(void)arg;
+	sim_box_get_stats(t->box, &st);
+	return st.unknown_uniques > 0;
+}
+
 static void test_deadline_and_interrupt(void)
 {
 	const struct tstub_interrupt *intr;
@@ -29,8 +39,9 @@ static void test_deadline_and_interrupt(void)
 	CHECK(bt_wait(&t_box, &r, 3000) == 0);
 	elapsed = bt_now_ms() - t0;
 	CHECK_EQ_INT(r.err, -ETIMEDOUT);
+	/* A lower bound only: the deadline's timer cannot fire early, so no
+	 * machine is too slow for it. */
 	CHECK(elapsed >= 280);
-	CHECK(elapsed < 2000);
 	/* The daemon learns the request was given up. */
 	CHECK(bt_expect(&t_box, fd, TSTUB_INTERRUPT, 0, &m) == 0);
 	intr = tstub_body(&m.hdr);
@@ -39,7 +50,8 @@ static void test_deadline_and_interrupt(void)
 	CHECK_EQ_INT(m.hdr.client, 1);
 	/* A late reply is dropped; the caller was answered once. */
 	bt_reply(fd, &req.hdr, 0, &st, sizeof(st));
-	bt_pump(&t_box, 20);
+	CHECK(bt_pump_until(&t_box, unknown_unique_seen, NULL, BT_WAIT_MS) ==
+	      0);
 	CHECK_EQ_INT(r.done, 1);
 	sim_box_get_stats(t_box.box, &stats);
 	CHECK_EQ_INT(stats.timeouts, 1);

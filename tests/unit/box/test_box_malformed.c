@@ -4,6 +4,8 @@
  * it logs and drops them, answers nothing, keeps the channel, and keeps
  * answering the valid messages that follow.
  */
+#include <stddef.h>
+
 #include "box_test.h"
 
 static int send_bytes(int fd, const void *buf, size_t len)
@@ -105,6 +107,24 @@ static void check_still_answers(int fd, uint64_t unique)
 	CHECK_EQ_INT(m.hdr.error, 0);
 }
 
+/* Whether the box's counter (a const uint64_t * into its stats, by
+ * offset) reached the value the test waits for. */
+struct stat_wait {
+	size_t offset;
+	uint64_t want;
+};
+
+static int stat_reached(struct bt *t, void *arg)
+{
+	const struct stat_wait *w = arg;
+	struct sim_box_stats st;
+	uint64_t v;
+
+	sim_box_get_stats(t->box, &st);
+	memcpy(&v, (const char *)&st + w->offset, sizeof(v));
+	return v >= w->want;
+}
+
 static void test_dropped_and_alive(void)
 {
 	struct sim_box_stats before, after;
@@ -125,7 +145,11 @@ static void test_dropped_and_alive(void)
 	/* The control channel survives garbage too. */
 	CHECK_EQ_INT(send_bad_headers(ctl), 10);
 	sent += 10;
-	bt_pump(&t_box, 20);
+	CHECK(bt_pump_until(&t_box, stat_reached,
+			    &(struct stat_wait){
+				offsetof(struct sim_box_stats, bad_messages),
+				before.bad_messages + (uint64_t)sent},
+			    BT_WAIT_MS) == 0);
 	sim_box_get_stats(t_box.box, &after);
 	CHECK_EQ_INT(after.bad_messages - before.bad_messages, sent);
 	CHECK_EQ_INT(after.i2c_transfers, before.i2c_transfers);
@@ -152,7 +176,11 @@ static void test_unknown_and_misdirected(void)
 	/* A reply to nothing outstanding is dropped. */
 	bt_send(fd, TSTUB_SET_PARAMS, TSTUB_F_REPLY, 12345, 0, 1, NULL, 0);
 	bt_send(ctl, TSTUB_ATTACH, TSTUB_F_REPLY, 777, -ENODEV, 0, NULL, 0);
-	bt_pump(&t_box, 20);
+	CHECK(bt_pump_until(
+		  &t_box, stat_reached,
+		  &(struct stat_wait){
+		      offsetof(struct sim_box_stats, unknown_uniques), 2},
+		  BT_WAIT_MS) == 0);
 	sim_box_get_stats(t_box.box, &st);
 	CHECK_EQ_INT(st.unknown_uniques, 2);
 

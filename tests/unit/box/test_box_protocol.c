@@ -151,7 +151,8 @@ static void test_bind(void)
 	CHECK(!ci.bound);
 	/* After the channel closes the client can bind again. */
 	close(fd1);
-	bt_pump(&t_box, 10);
+	CHECK(bt_pump_until(&t_box, bt_client_unbound, &(uint32_t){1},
+			    BT_WAIT_MS) == 0);
 	fd1 = bt_bind(&t_box, 1, NULL);
 	CHECK(fd1 >= 0);
 	close(fd1);
@@ -233,6 +234,17 @@ static uint64_t set_params_served(int fd)
 	return req.hdr.unique;
 }
 
+/* Whether the box cached these params for client 1 (PARAMS_CHANGED). */
+static int params_cached(struct bt *t, void *arg)
+{
+	const struct tstub_params *p = arg;
+	struct sim_box_client_info ci;
+
+	return !sim_box_client_info(t->box, 1, &ci) &&
+	       (ci.params.flags & TSTUB_PARAMS_VALID) &&
+	       ci.params.frequency == p->frequency;
+}
+
 static void test_set_params_roundtrip(void)
 {
 	struct tstub_status status = {.valid = TSTUB_ST_FE_STATUS,
@@ -266,9 +278,10 @@ static void test_set_params_roundtrip(void)
 	/* A tune from the network API: the box's cached params follow, and a
 	 * restarted worker gets them back in its BIND reply. */
 	bt_send(fd, TSTUB_PARAMS_CHANGED, 0, 0, 0, 1, &p, sizeof(p));
-	bt_pump(&t_box, 10);
+	CHECK(bt_pump_until(&t_box, params_cached, &p, BT_WAIT_MS) == 0);
 	close(fd);
-	bt_pump(&t_box, 10);
+	CHECK(bt_pump_until(&t_box, bt_client_unbound, &(uint32_t){1},
+			    BT_WAIT_MS) == 0);
 	fd = bt_bind(&t_box, 1, &back);
 	CHECK(fd >= 0);
 	CHECK(back.flags & TSTUB_PARAMS_VALID);
