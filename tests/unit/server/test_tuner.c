@@ -349,15 +349,16 @@ static void test_hang(void)
 {
 	struct result hang, other;
 	struct tuner_snapshot s;
-	uint64_t t0 = loop_now_ms();
 
 	CHECK_EQ_INT(submit(1, TUNER_OP_TUNE, HANG_HZ, &hang), 0);
 	CHECK(until(result_done, &hang, 3000));
 	CHECK_EQ_INT(hang.err, -ETIMEDOUT);
-	CHECK(loop_now_ms() - t0 >= DEADLINE_MS - 10);
+	/* The request ends at its deadline; the worker gets its grace
+	 * before it is called hung, and the other tuner serves meanwhile. */
+	CHECK(!has_event("worker.hang"));
 	CHECK_EQ_INT(call(2, TUNER_OP_STATUS, 0, &other), 0);
+	CHECK(!has_event("worker.hang"));
 	CHECK(until(has_event, "worker.hang", 3000));
-	CHECK(loop_now_ms() - t0 >= DEADLINE_MS + 500 - 10);
 	CHECK(until(tuner1_ready, NULL, 3000));
 	CHECK_EQ_INT(snapshot_of(1, &s), 0);
 	CHECK_EQ_INT(s.counters.hangs, 1);
