@@ -522,8 +522,6 @@ void event_streams_stop(struct daemon *d)
 	h->bus_id = 0;
 	for (struct event_sub *s = h->subs; s; s = s->next)
 		event_sub_close(s, "shutdown");
-	ws_shutdown(d);
-	sse_shutdown(d);
 	h->stopped = 1;
 	if (!h->nsubs)
 		hub_free(h);

@@ -112,16 +112,14 @@ size_t event_sub_queued(const struct event_sub *s);
  * The event streams inside the daemon.  event_streams_start() samples
  * tuner.status every status_interval_ms (0: never) and is called once
  * the daemon is up; event_streams_stop() closes every stream (a final
- * "closed" message with reason "shutdown") and stops the sampling, and is
- * called before the HTTP front stops.  The shared state is made on first
- * use when event_streams_start() was not called.  Loop thread.
+ * "closed" message with reason "shutdown", which wakes its transport) and
+ * stops the sampling, and is called before the HTTP front stops, which
+ * then lets the transports send those messages.  The shared state is
+ * made on first use when event_streams_start() was not called.  Loop
+ * thread.
  */
 int event_streams_start(struct daemon *d, long status_interval_ms);
 void event_streams_stop(struct daemon *d);
-
-/* The transports' part of event_streams_stop() (ws.c, sse.c). */
-void ws_shutdown(struct daemon *d);
-void sse_shutdown(struct daemon *d);
 
 /* A stream's own message: json (reference taken) serialised compactly;
  * NULL when out of memory. */

@@ -54,7 +54,7 @@ struct sse_msg {
 };
 
 struct sse_stream {
-	struct daemon *d;
+	struct sse_set *set;
 	struct MHD_Connection *conn;
 	struct event_sub *sub;
 	struct sse_msg msg;
@@ -65,37 +65,26 @@ struct sse_stream {
 	struct sse_stream *prev, *next;
 };
 
-/* Loop thread: the open streams and the pending MHD run. */
-static struct sse_stream *sse_streams;
-static uint64_t sse_kick_timer;
-/* sse_shutdown() ran: no stream suspends any more, none opens. */
-static int sse_closing;
+/* The streams of one daemon's front. */
+struct sse_set {
+	struct daemon *d;
+	struct http_front *front;
+	struct sse_stream *streams;
+	/* sse_set_close() ran: no stream suspends any more, none opens. */
+	int closing;
+};
 
 /* ---- waking libmicrohttpd ---- */
 
-static long sse_kick(struct loop *l, uint64_t id, void *arg)
-{
-	struct net_api *net = net_api_of(arg);
-
-	(void)l;
-	(void)id;
-	sse_kick_timer = 0;
-	if (net)
-		http_front_kick(net->front);
-	return LOOP_TIMER_DONE;
-}
-
-/* Resume a suspended stream.  MHD runs from a 0 ms timer, never from
- * here: this is called inside MHD's and the bus's callbacks. */
+/* Resume a suspended stream.  MHD runs right after the current callback,
+ * never from here: this is called inside MHD's and the bus's callbacks. */
 static void sse_resume(struct sse_stream *st)
 {
 	if (!st->suspended)
 		return;
 	st->suspended = 0;
 	MHD_resume_connection(st->conn);
-	if (!sse_kick_timer)
-		sse_kick_timer =
-		    loop_add_timer(st->d->loop, 0, sse_kick, st->d);
+	http_front_kick_soon(st->set->front);
 }
 
 static void sse_wake(void *owner)
@@ -222,7 +211,7 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
 	}
 	if (n)
 		return (ssize_t)n;
-	if (st->ended || event_sub_is_closed(st->sub) || sse_closing)
+	if (st->ended || event_sub_is_closed(st->sub) || st->set->closing)
 		return MHD_CONTENT_READER_END_OF_STREAM;
 	st->suspended = 1;
 	MHD_suspend_connection(st->conn);
@@ -235,11 +224,11 @@ static void sse_free(void *cls)
 
 	if (st->prev)
 		st->prev->next = st->next;
-	else
-		sse_streams = st->next;
+	else if (st->set->streams == st)
+		st->set->streams = st->next;
 	if (st->next)
 		st->next->prev = st->prev;
-	loop_del_timer(st->d->loop, st->hb_timer);
+	loop_del_timer(st->set->d->loop, st->hb_timer);
 	msg_clear(&st->msg);
 	event_sub_free(st->sub);
 	free(st);
@@ -303,9 +292,10 @@ static int sse_parse(struct MHD_Connection *c, struct event_filter *f,
 	return 0;
 }
 
-static struct sse_stream *sse_open(struct daemon *d, struct MHD_Connection *c,
-				   struct api_error *e)
+static struct sse_stream *
+sse_open(struct sse_set *set, struct MHD_Connection *c, struct api_error *e)
 {
+	struct daemon *d = set->d;
 	struct sse_stream *st = calloc(1, sizeof(*st));
 	struct event_filter f;
 	uint64_t since = 0;
@@ -319,7 +309,7 @@ static struct sse_stream *sse_open(struct daemon *d, struct MHD_Connection *c,
 		free(st);
 		return NULL;
 	}
-	st->d = d;
+	st->set = set;
 	st->conn = c;
 	st->sub = event_sub_new(d, &f, has_since, since, sse_wake, st);
 	st->hb_timer =
@@ -365,20 +355,22 @@ static struct MHD_Response *sse_response(struct sse_stream *st)
 enum MHD_Result sse_handle(struct daemon *d, struct MHD_Connection *c,
 			   const struct auth_result *who)
 {
+	struct net_api *net = net_api_of(d);
+	struct sse_set *set = net ? http_front_sse(net->front) : NULL;
 	struct api_error e = {0};
 	struct MHD_Response *r;
 	struct sse_stream *st;
 	enum MHD_Result ret;
 
 	/* The front authorised the request already (viewer or better). */
-	if (!who || !who->ok)
+	if (!who || !who->ok || !set)
 		return MHD_NO;
-	if (sse_closing) {
+	if (set->closing) {
 		api_error_set(&e, 503, "unavailable", NULL,
 			      "the daemon is shutting down");
 		return sse_error(c, 503, &e);
 	}
-	st = sse_open(d, c, &e);
+	st = sse_open(set, c, &e);
 	if (!st)
 		return sse_error(c, (unsigned int)e.status, &e);
 	r = sse_response(st);
@@ -386,10 +378,10 @@ enum MHD_Result sse_handle(struct daemon *d, struct MHD_Connection *c,
 		sse_free(st);
 		return MHD_NO;
 	}
-	st->next = sse_streams;
+	st->next = set->streams;
 	if (st->next)
 		st->next->prev = st;
-	sse_streams = st;
+	set->streams = st;
 	sse_tune_socket(c);
 	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
 	MHD_destroy_response(r);
@@ -397,15 +389,33 @@ enum MHD_Result sse_handle(struct daemon *d, struct MHD_Connection *c,
 	return ret;
 }
 
-void sse_shutdown(struct daemon *d)
+struct sse_set *sse_set_new(struct daemon *d, struct http_front *front)
 {
+	struct sse_set *set = calloc(1, sizeof(*set));
+
+	if (!set)
+		return NULL;
+	set->d = d;
+	set->front = front;
+	return set;
+}
+
+void sse_set_close(struct sse_set *set)
+{
+	if (!set)
+		return;
 	/* Every subscriber is closed by now: resume the waiting streams so
 	 * they write their last message and end before MHD stops (MHD must
 	 * not stop with suspended connections), and keep any stream from
 	 * suspending again, or a new one (a reconnect on a kept-alive
 	 * connection) from starting. */
-	sse_closing = 1;
-	for (struct sse_stream *st = sse_streams; st; st = st->next)
-		if (st->d == d)
-			sse_resume(st);
+	set->closing = 1;
+	for (struct sse_stream *st = set->streams; st; st = st->next)
+		sse_resume(st);
+}
+
+void sse_set_free(struct sse_set *set)
+{
+	/* MHD stopped: it freed every stream (sse_free()) already. */
+	free(set);
 }

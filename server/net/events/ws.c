@@ -2,21 +2,27 @@
 /*
  * The event stream over WebSocket (ws.h) on libwebsockets 4.1.
  *
- * The HTTP front accepted the socket and only peeked at the request head;
- * lws adopts the socket in HTTP mode and parses the upgrade itself.
+ * libwebsockets runs on the daemon's libuv loop as a foreign loop
+ * (LWS_SERVER_OPTION_LIBUV with info.foreign_loops): it keeps one
+ * uv_poll_t per socket it serves with its real interests, a uv_timer_t
+ * for its timeouts (handshake, ping, idle, close) and a uv_idle_t for
+ * the data it has read but not handed over yet.  So this file only asks:
+ * lws_callback_on_writable() when a stream has something to send, and
+ * lws says WRITEABLE when the socket takes it.
  *
- * Driving lws from the daemon's loop, without a thread: Debian's lws 4.1
- * is built without LWS_WITH_EXTERNAL_POLL, so it never says which fds it
- * polls for what.  But every socket it serves came through ws_adopt(), so
- * the loop watches those fds, and readiness leads to a non-blocking
- * lws_service(ctx, -1): lws polls its own table with its real interests,
- * services what is ready and runs its due timers.  The ready fds of one
- * loop turn share one service (a 0 ms timer).  Watching level-triggered
- * would spin if lws chose not to act on a ready fd (a connection being
- * closed, for instance), so an interest the service did not act upon
- * (the bytes waiting did not change; no WRITEABLE came) is paused until
- * the next tick.  A tick (every second, faster while something is
- * paused) runs lws's timers: handshake timeouts, ping and idle.
+ * The front accepted the socket and only peeked at the request head;
+ * lws adopts it in HTTP mode and parses the upgrade itself.
+ *
+ * Debian builds lws with LWS_WITH_EVLIB_PLUGINS: the libuv glue is a
+ * plugin (package libwebsockets-evlib-uv) that lws 4.1 looks for in its
+ * own LWS_INSTALL_LIBDIR only; there is no run-time search path to set.
+ * A missing plugin is reported by name rather than as a failed context.
+ *
+ * Stopping (ws_server_free()): lws closes its libuv handles through the
+ * loop, so the first lws_context_destroy() only starts; the loop then
+ * runs until no handle is closing any more, and a second
+ * lws_context_destroy() frees what is left (4.1's sequence for foreign
+ * loops: lws never stops or frees a loop it does not own).
  */
 #include "ws.h"
 
@@ -26,19 +32,15 @@
 #include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "daemon.h"
-#include "http_front.h"
 #include "json_api.h"
 #include "log.h"
 #include "loop.h"
 #include "ws_priv.h"
 
-#define WS_TICK_MS        1000
-#define WS_PAUSED_TICK_MS 200
 /* Messages written per WRITEABLE callback, so one client cannot hold
  * the loop while the others wait. */
 #define WS_WRITES_PER_TURN 32
@@ -54,149 +56,33 @@
 #define WS_HEADERS_MAX 8192
 /* One read takes a whole message of WS_MSG_MAX. */
 #define WS_SERV_BUF (32 * 1024)
+/* Loop turns ws_server_free() allows lws to close its handles: it needs
+ * two (the connections, then its own timer and idle handles). */
+#define WS_FREE_TURNS_MAX 64
+#define WS_EVLIB_UV       "libwebsockets-evlib_uv.so"
 
 struct ws_server {
 	struct daemon *d;
 	struct loop *loop;
-	struct lws_context *ctx;
+	struct lws_context *ctx; /* NULL once lws freed it (info.pcontext) */
 	struct lws_vhost *vh;
 	struct ws_conn *conns;
 	unsigned int nconns;
-	struct ws_conn *ready; /* reported by the loop since the service */
-	uint64_t service_timer, tick_timer;
+	ws_closed_fn closed;
+	void *closed_arg;
 	unsigned char *scratch;
 	size_t scratch_cap;
 };
 
-/* One daemon per process; it belongs to the loop thread. */
-static struct ws_server *the_server;
-
-/* ---- driving lws ---- */
-
-/* Bytes the kernel holds for the fd: received (FIONREAD) or not yet
- * sent (TIOCOUTQ). */
-static int bytes_held(int fd, unsigned long what)
-{
-	int n = 0;
-
-	return ioctl(fd, what, &n) < 0 ? -1 : n;
-}
-
-static void ws_sync_mask(struct ws_conn *c)
-{
-	unsigned int want = LOOP_READ;
-
-	if (c->want_write || lws_partial_buffered(c->wsi))
-		want |= LOOP_WRITE;
-	want &= ~c->paused;
-	if (want != c->mask && loop_set_fd_mask(c->srv->loop, c->fd, want) == 0)
-		c->mask = want;
-}
-
-static long ws_service_fire(struct loop *l, uint64_t id, void *arg);
-
-static void ws_schedule(struct ws_server *srv)
-{
-	if (!srv->service_timer)
-		srv->service_timer =
-		    loop_add_timer(srv->loop, 0, ws_service_fire, srv);
-}
-
-/* What the loop reported and lws did not act upon waits for the tick. */
-static void ws_note_progress(struct ws_conn *c)
-{
-	if ((c->ready & LOOP_READ) &&
-	    bytes_held(c->fd, FIONREAD) == c->readable_before)
-		c->paused |= LOOP_READ;
-	/* lws flushing what it kept counts as progress too. */
-	if ((c->ready & LOOP_WRITE) && !c->wrote &&
-	    bytes_held(c->fd, TIOCOUTQ) == c->unsent_before)
-		c->paused |= LOOP_WRITE;
-	c->ready = 0;
-	c->in_ready = 0;
-}
-
-static void ws_service(struct ws_server *srv)
-{
-	struct ws_conn *c;
-
-	for (c = srv->ready; c; c = c->ready_next) {
-		c->readable_before = bytes_held(c->fd, FIONREAD);
-		c->unsent_before = bytes_held(c->fd, TIOCOUTQ);
-		c->wrote = 0;
-	}
-	lws_service(srv->ctx, -1);
-	/* Connections closed meanwhile left the list. */
-	for (c = srv->ready; c; c = c->ready_next)
-		ws_note_progress(c);
-	srv->ready = NULL;
-	for (c = srv->conns; c; c = c->next)
-		ws_sync_mask(c);
-	/* lws holds data it has read but not handed over yet. */
-	if (!lws_service_adjust_timeout(srv->ctx, 1, 0))
-		ws_schedule(srv);
-}
-
-static long ws_service_fire(struct loop *l, uint64_t id, void *arg)
-{
-	struct ws_server *srv = arg;
-
-	(void)l;
-	(void)id;
-	srv->service_timer = 0;
-	ws_service(srv);
-	return LOOP_TIMER_DONE;
-}
-
-static long ws_tick(struct loop *l, uint64_t id, void *arg)
-{
-	struct ws_server *srv = arg;
-	int paused = 0;
-
-	(void)l;
-	(void)id;
-	for (struct ws_conn *c = srv->conns; c; c = c->next)
-		c->paused = 0;
-	ws_service(srv);
-	if (!srv->nconns) {
-		srv->tick_timer = 0;
-		return LOOP_TIMER_DONE;
-	}
-	for (struct ws_conn *c = srv->conns; c; c = c->next)
-		paused |= c->paused != 0;
-	return paused ? WS_PAUSED_TICK_MS : WS_TICK_MS;
-}
-
-static void ws_fd_ready(struct loop *l, int fd, unsigned int events, void *arg)
-{
-	struct ws_conn *c = arg;
-
-	(void)l;
-	(void)fd;
-	c->ready |= events & (LOOP_READ | LOOP_WRITE);
-	if (!c->in_ready) {
-		c->in_ready = 1;
-		c->ready_next = c->srv->ready;
-		c->srv->ready = c;
-	}
-	ws_schedule(c->srv);
-}
-
 /* ---- writing ---- */
-
-static void ws_want_write(struct ws_conn *c)
-{
-	c->want_write = 1;
-	c->paused &= ~LOOP_WRITE;
-	lws_callback_on_writable(c->wsi);
-	ws_schedule(c->srv);
-}
 
 static void ws_wake(void *owner)
 {
 	struct ws_conn *c = owner;
 
-	ws_want_write(c);
+	if (c->closing)
+		return;
+	lws_callback_on_writable(c->wsi);
 	if (event_sub_is_closed(c->sub))
 		lws_set_timeout(c->wsi, PENDING_TIMEOUT_CLOSE_SEND,
 				WS_CLOSE_FLUSH_S);
@@ -216,18 +102,47 @@ static unsigned char *ws_scratch(struct ws_server *srv, size_t len)
 	return p;
 }
 
+static long ws_close_fire(struct loop *l, uint64_t id, void *arg)
+{
+	struct ws_conn *c = arg;
+
+	(void)l;
+	(void)id;
+	c->close_timer = 0;
+	/* Not inside this wsi's service now, as KILL_SYNC wants: lws sends
+	 * the close frame with the reason set, then waits for the ack. */
+	lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_SYNC);
+	return LOOP_TIMER_DONE;
+}
+
+/*
+ * Close with a code and reason, politely: lws sends a close frame, then
+ * waits for the client's.  The close starts right after the current
+ * callback rather than by a nonzero return from it: lws 4.1 built with
+ * _DEBUG (as Debian's is) closes a wsi whose callback returned nonzero a
+ * second time when it runs on libuv, and that second close kills the
+ * connection before its close frame goes out.
+ */
+static int ws_close_with(struct ws_conn *c, enum lws_close_status code,
+			 const char *text)
+{
+	if (c->closing)
+		return 0;
+	c->closing = 1;
+	lws_close_reason(c->wsi, code, (unsigned char *)text, strlen(text));
+	c->close_timer = loop_add_timer(c->srv->loop, 0, ws_close_fire, c);
+	return c->close_timer ? 0 : -1;
+}
+
 /* The stream ended (its last message went out): close with its code. */
 static int ws_close_stream(struct ws_conn *c)
 {
 	const char *why = event_sub_close_reason(c->sub);
-	int slow = why && !strcmp(why, "slow_consumer");
-	const char *text = slow ? "slow consumer" : "shutting down";
 
-	lws_close_reason(c->wsi,
-			 slow ? LWS_CLOSE_STATUS_POLICY_VIOLATION
-			      : LWS_CLOSE_STATUS_GOINGAWAY,
-			 (unsigned char *)text, strlen(text));
-	return -1;
+	if (why && !strcmp(why, "slow_consumer"))
+		return ws_close_with(c, LWS_CLOSE_STATUS_POLICY_VIOLATION,
+				     "slow consumer");
+	return ws_close_with(c, LWS_CLOSE_STATUS_GOINGAWAY, "shutting down");
 }
 
 /* 0 when written; -1 when the connection must close. */
@@ -252,9 +167,7 @@ static int ws_writeable(struct ws_conn *c)
 {
 	const struct stream_item *it;
 
-	c->wrote = 1;
-	c->want_write = 0;
-	if (!c->sub)
+	if (!c->sub || c->closing)
 		return 0;
 	for (int n = 0; n < WS_WRITES_PER_TURN; n++) {
 		enum stream_item_kind kind;
@@ -273,7 +186,7 @@ static int ws_writeable(struct ws_conn *c)
 			break;
 	}
 	if (event_sub_peek(c->sub))
-		ws_want_write(c);
+		lws_callback_on_writable(c->wsi);
 	else if (event_sub_is_closed(c->sub))
 		return ws_close_stream(c); /* its closed message was lost */
 	return 0;
@@ -329,23 +242,29 @@ static int ws_established(struct ws_conn *c)
 
 	c->sub =
 	    event_sub_new(c->d, &c->filter, c->has_since, c->since, ws_wake, c);
-	if (!c->sub) {
-		lws_close_reason(c->wsi, LWS_CLOSE_STATUS_GOINGAWAY,
-				 (unsigned char *)"unavailable", 11);
-		return -1;
-	}
+	if (!c->sub)
+		return ws_close_with(c, LWS_CLOSE_STATUS_GOINGAWAY,
+				     "unavailable");
 	setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 	/* Whole messages go out at once: Nagle would only delay them. */
 	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	log_debug("ws: event stream %d open (%s)", c->fd, role_name(c->role));
-	ws_want_write(c);
+	lws_callback_on_writable(c->wsi);
 	return 0;
+}
+
+static void ws_conn_link(struct ws_server *srv, struct ws_conn *c)
+{
+	c->next = srv->conns;
+	if (c->next)
+		c->next->prev = c;
+	srv->conns = c;
+	srv->nconns++;
 }
 
 static void ws_conn_unlink(struct ws_conn *c)
 {
 	struct ws_server *srv = c->srv;
-	struct ws_conn **pp;
 
 	if (c->prev)
 		c->prev->next = c->next;
@@ -354,31 +273,42 @@ static void ws_conn_unlink(struct ws_conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	srv->nconns--;
-	for (pp = &srv->ready; *pp; pp = &(*pp)->ready_next)
-		if (*pp == c) {
-			*pp = c->ready_next;
-			break;
-		}
 }
 
-/* lws freed the connection (its fd is closed). */
-static void ws_conn_gone(struct ws_conn *c, struct lws *wsi)
+static void ws_conn_free(struct ws_conn *c)
 {
-	struct daemon *d = c->d;
-
-	lws_set_opaque_user_data(wsi, NULL);
-	if (c->adopting) {
-		c->destroyed = 1;
-		return;
-	}
-	log_debug("ws: connection %d closed", c->fd);
-	loop_del_fd(c->srv->loop, c->fd);
+	loop_del_timer(c->srv->loop, c->close_timer);
 	ws_conn_unlink(c);
 	ws_requests_forget(c);
 	event_sub_free(c->sub);
 	free(c->rx);
 	free(c);
-	http_front_conn_closed(d);
+}
+
+/* lws freed the connection (its fd is closed). */
+static void ws_conn_gone(struct ws_conn *c, struct lws *wsi)
+{
+	struct ws_server *srv = c->srv;
+	int owed = !c->refused;
+
+	lws_set_opaque_user_data(wsi, NULL);
+	if (c->adopting) {
+		c->destroyed = 1; /* ws_adopt() cleans up */
+		return;
+	}
+	log_debug("ws: connection %d closed", c->fd);
+	ws_conn_free(c);
+	if (owed && srv->closed)
+		srv->closed(srv->closed_arg);
+}
+
+/* The upgrade request: a refusal is the connection's last message. */
+static int ws_confirm(struct ws_conn *c, struct lws *wsi, const char *upgrade)
+{
+	int ret = ws_handshake(c, wsi, upgrade);
+
+	c->closing = ret != 0;
+	return ret;
 }
 
 static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason,
@@ -388,8 +318,10 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason,
 
 	switch (reason) {
 	case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
-		return c ? ws_handshake(c, wsi, in) : -1;
+		return c ? ws_confirm(c, wsi, in) : -1;
 	case LWS_CALLBACK_HTTP:
+		if (c)
+			c->closing = 1;
 		ws_refuse(wsi, 400, "bad_request",
 			  "this connection asked for a WebSocket upgrade", NULL,
 			  0);
@@ -417,6 +349,43 @@ void ws_reply_push(struct ws_conn *c, char *text, size_t len)
 		free(text);
 }
 
+int ws_adopt(struct ws_server *srv, int fd)
+{
+	struct ws_conn *c = calloc(1, sizeof(*c));
+	lws_adopt_desc_t info = {0};
+
+	if (!c) {
+		close(fd);
+		return -ENOMEM;
+	}
+	*c = (struct ws_conn){.srv = srv, .d = srv->d, .fd = fd, .adopting = 1};
+	ws_conn_link(srv, c);
+	info.vh = srv->vh;
+	info.type = LWS_ADOPT_SOCKET | LWS_ADOPT_HTTP;
+	info.fd.sockfd = fd;
+	info.opaque = c;
+	c->wsi = lws_adopt_descriptor_vhost_via_info(&info);
+	c->adopting = 0;
+	if (c->wsi && !c->destroyed)
+		return 0; /* lws reads the waiting head from the loop */
+	/* lws closed fd.  A wsi it made may still be closing through the
+	 * loop and call back: the connection stays listed until then (or
+	 * until ws_server_free() when lws made none). */
+	c->refused = 1;
+	if (c->destroyed)
+		ws_conn_free(c);
+	return -EIO;
+}
+
+unsigned int ws_server_busy(const struct ws_server *srv)
+{
+	unsigned int n = 0;
+
+	for (const struct ws_conn *c = srv ? srv->conns : NULL; c; c = c->next)
+		n += !c->closing && !c->refused;
+	return n;
+}
+
 /* ---- the lws context ---- */
 
 static void ws_lws_log(int level, const char *line)
@@ -440,34 +409,70 @@ static const lws_retry_bo_t ws_idle_policy = {
     .secs_since_valid_hangup = WS_IDLE_S,
 };
 
-static void ws_server_free(struct ws_server *srv)
+static void count_closing(uv_handle_t *h, void *arg)
 {
-	if (srv->ctx)
+	*(int *)arg += uv_is_closing(h) != 0;
+}
+
+/* Run the loop while some handle of it is closing: lws's close callbacks
+ * free its connections, and the last one closes lws's own handles. */
+static void ws_let_lws_close(struct ws_server *srv)
+{
+	for (int turn = 0; turn < WS_FREE_TURNS_MAX; turn++) {
+		int closing = 0;
+
+		uv_walk(loop_uv(srv->loop), count_closing, &closing);
+		if (!closing)
+			return;
+		loop_run_once(srv->loop, 0);
+	}
+	log_warn("ws: libwebsockets still closing after %d loop turns",
+		 WS_FREE_TURNS_MAX);
+}
+
+void ws_server_free(struct ws_server *srv)
+{
+	if (!srv)
+		return;
+	if (srv->ctx) {
+		lws_context_destroy(srv->ctx); /* closes every connection */
+		ws_let_lws_close(srv);
+	}
+	/* Every handle is closed: this one frees the context. */
+	if (srv->ctx && !srv->nconns)
 		lws_context_destroy(srv->ctx);
-	loop_del_timer(srv->loop, srv->service_timer);
-	loop_del_timer(srv->loop, srv->tick_timer);
+	if (srv->ctx)
+		log_warn("ws: libwebsockets did not finish; leaving it");
+	while (srv->conns) /* adoptions lws refused without a wsi */
+		ws_conn_free(srv->conns);
 	free(srv->scratch);
-	if (the_server == srv)
-		the_server = NULL;
 	free(srv);
 }
 
-static struct ws_server *ws_server_get(struct daemon *d)
+static int ws_evlib_present(void)
+{
+#if defined(LWS_WITH_EVLIB_PLUGINS) && defined(LWS_INSTALL_LIBDIR)
+	if (access(LWS_INSTALL_LIBDIR "/" WS_EVLIB_UV, R_OK) < 0) {
+		log_err("ws: %s/%s: %s (package libwebsockets-evlib-uv)",
+			LWS_INSTALL_LIBDIR, WS_EVLIB_UV, strerror(errno));
+		return 0;
+	}
+#endif
+	return 1;
+}
+
+static int ws_context_start(struct ws_server *srv)
 {
 	struct lws_context_creation_info info;
-	struct ws_server *srv = the_server;
+	void *loops[1] = {loop_uv(srv->loop)};
 
-	if (srv)
-		return srv->d == d ? srv : NULL;
-	srv = calloc(1, sizeof(*srv));
-	if (!srv)
-		return NULL;
-	srv->d = d;
-	srv->loop = d->loop;
-	lws_set_log_level(LLL_ERR | LLL_WARN, ws_lws_log);
 	memset(&info, 0, sizeof(info));
 	info.port = CONTEXT_PORT_NO_LISTEN_SERVER;
-	info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
+	info.options =
+	    LWS_SERVER_OPTION_EXPLICIT_VHOSTS | LWS_SERVER_OPTION_LIBUV;
+	/* lws only reads the array while it creates the context. */
+	info.foreign_loops = loops;
+	info.pcontext = &srv->ctx;
 	info.gid = -1;
 	info.uid = -1;
 	info.user = srv;
@@ -480,61 +485,27 @@ static struct ws_server *ws_server_get(struct daemon *d)
 	info.timeout_secs = 10;
 	info.keepalive_timeout = 5;
 	srv->vh = srv->ctx ? lws_create_vhost(srv->ctx, &info) : NULL;
-	if (!srv->vh) {
-		log_err("ws: cannot start libwebsockets");
-		ws_server_free(srv);
+	return srv->vh ? 0 : -1;
+}
+
+struct ws_server *ws_server_new(struct daemon *d, ws_closed_fn closed,
+				void *arg)
+{
+	struct ws_server *srv;
+
+	if (!ws_evlib_present())
 		return NULL;
-	}
-	the_server = srv;
-	return srv;
-}
-
-int ws_adopt(struct daemon *d, int fd)
-{
-	struct ws_server *srv = ws_server_get(d);
-	struct ws_conn *c = srv ? calloc(1, sizeof(*c)) : NULL;
-	lws_adopt_desc_t info = {0};
-
-	if (!c) {
-		close(fd);
-		return -ENOMEM;
-	}
-	*c = (struct ws_conn){.srv = srv, .d = d, .fd = fd, .adopting = 1};
-	info.vh = srv->vh;
-	info.type = LWS_ADOPT_SOCKET | LWS_ADOPT_HTTP;
-	info.fd.sockfd = fd;
-	info.opaque = c;
-	c->wsi = lws_adopt_descriptor_vhost_via_info(&info);
-	c->adopting = 0;
-	if (!c->wsi || c->destroyed) {
-		free(c); /* lws closed fd */
-		return -EIO;
-	}
-	c->next = srv->conns;
-	if (c->next)
-		c->next->prev = c;
-	srv->conns = c;
-	srv->nconns++;
-	if (loop_add_fd(srv->loop, fd, LOOP_READ, ws_fd_ready, c) == 0)
-		c->mask = LOOP_READ;
-	else
-		lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK,
-				LWS_TO_KILL_ASYNC);
-	if (!srv->tick_timer)
-		srv->tick_timer =
-		    loop_add_timer(srv->loop, WS_TICK_MS, ws_tick, srv);
-	/* The request head is already waiting. */
-	ws_fd_ready(srv->loop, fd, LOOP_READ, c);
-	return 0;
-}
-
-void ws_shutdown(struct daemon *d)
-{
-	struct ws_server *srv = the_server;
-
-	if (!srv || srv->d != d)
-		return;
-	/* Let the final "closed" messages out, then close everything. */
-	ws_service(srv);
+	srv = calloc(1, sizeof(*srv));
+	if (!srv)
+		return NULL;
+	srv->d = d;
+	srv->loop = d->loop;
+	srv->closed = closed;
+	srv->closed_arg = arg;
+	lws_set_log_level(LLL_ERR | LLL_WARN, ws_lws_log);
+	if (ws_context_start(srv) == 0)
+		return srv;
+	log_err("ws: cannot start libwebsockets on the libuv loop");
 	ws_server_free(srv);
+	return NULL;
 }

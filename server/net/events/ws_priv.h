@@ -27,18 +27,9 @@ struct ws_conn {
 	struct daemon *d;
 	struct lws *wsi;
 	int fd;
-
-	/* Driving lws from the loop (ws.c). */
-	unsigned int mask;   /* what the loop watches now */
-	unsigned int ready;  /* what the loop reported this turn */
-	unsigned int paused; /* interest lws did not act on */
-	int readable_before; /* FIONREAD before the service */
-	int unsent_before;   /* TIOCOUTQ before the service */
-	int want_write;      /* lws_callback_on_writable() pending */
-	int wrote;           /* a WRITEABLE callback came this turn */
-	int adopting, destroyed;
-	struct ws_conn *ready_next;
-	int in_ready;
+	int adopting;  /* inside lws_adopt_descriptor_vhost_via_info() */
+	int destroyed; /* lws freed the wsi during the adoption */
+	int refused;   /* the adoption failed: closed() is not owed */
 
 	/* From the handshake. */
 	struct event_filter filter;
@@ -48,7 +39,8 @@ struct ws_conn {
 	const char *token_name; /* lives as long as the configuration */
 
 	struct event_sub *sub;
-	int closing; /* the final message went out: close next */
+	int closing;          /* the last message went to lws: it closes next */
+	uint64_t close_timer; /* starts the close after the callback */
 
 	/* The message being received. */
 	char *rx;

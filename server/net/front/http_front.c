@@ -2,11 +2,11 @@
 /*
  * The one port of the network API.
  *
- * libmicrohttpd runs with MHD_USE_NO_LISTEN_SOCKET | MHD_USE_EPOLL and
- * no thread of its own: its epoll fd sits in the daemon's loop, MHD_run()
- * runs when that fd is readable or MHD's timeout is due.  So every REST
- * handler runs in the loop thread next to the tuners, and a request
- * waiting for a tuner is a suspended MHD connection, never a thread.
+ * Everything runs on the daemon's loop: libmicrohttpd through its epoll
+ * fd and timeout (front_mhd.c), libwebsockets as a foreign libuv loop
+ * (ws.c).  So every REST handler runs in the loop thread next to the
+ * tuners, and a request waiting for a tuner is a suspended MHD
+ * connection, never a thread.
  *
  * The front accepts itself so that a WebSocket upgrade can go to
  * libwebsockets instead: it peeks at the request head without taking the
@@ -17,6 +17,19 @@
  * complete by then goes to MHD, which answers it or times it out (so a
  * WebSocket client must send its head within HTTP_FRONT_PEEK_MS, which
  * every client does right after connecting).
+ *
+ * One connection count, here: a connection counts from its accept while
+ * it is peeked at, then from libmicrohttpd's STARTED to its CLOSED
+ * notification, or until the WebSocket server reports it closed.
+ *
+ * Stopping: closing the listener is the quiesce (MHD has no listening
+ * socket, so MHD_quiesce_daemon() has nothing to do).  The waiting
+ * requests are answered and the streams told to end; the loop then runs
+ * until every answer and last message is handed to the kernel (no
+ * request in flight, no WebSocket still to say goodbye, nothing ready in
+ * the loop), at most HTTP_FRONT_STOP_MS for clients that stopped
+ * reading.  MHD_stop_daemon() and the WebSocket server's teardown close
+ * the rest.
  */
 #define _GNU_SOURCE /* accept4 */
 #include "http_front.h"
@@ -25,6 +38,7 @@
 #include <errno.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,10 +47,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "http_front_priv.h"
 #include "log.h"
 #include "loop.h"
 #include "net_api.h"
 #include "rest.h"
+#include "sse_stream.h"
 #include "ws.h"
 
 /* Refused connections get a short answer while they wait in the peek
@@ -46,9 +62,6 @@
  * tuners. */
 #define FRONT_ACCEPT_BATCH    64
 #define FRONT_ACCEPT_PAUSE_MS 100
-/* MHD runs at stop: the last answers and stream ends go out, and a
- * request already buffered behind an ending stream gets its 503. */
-#define HTTP_FRONT_STOP_RUNS 8
 
 struct pending {
 	struct http_front *f;
@@ -58,23 +71,6 @@ struct pending {
 	struct sockaddr_storage peer;
 	socklen_t peer_len;
 	struct pending *prev, *next;
-};
-
-struct http_front {
-	struct net_api *net;
-	struct loop *loop;
-	int listen_fd;
-	int port;
-	int peek_ep;
-	struct pending *pending;
-	unsigned int refusing;
-	uint64_t sweep_timer;
-	uint64_t accept_timer;
-	struct MHD_Daemon *mhd;
-	int mhd_ep;
-	uint64_t mhd_timer, mhd_due;
-	int in_run;         /* inside MHD_run() */
-	unsigned int conns; /* pending + MHD + adopted WebSockets */
 };
 
 #define REFUSAL_BODY                                                           \
@@ -87,122 +83,6 @@ static const char refusal[] = "HTTP/1.1 503 Service Unavailable\r\n"
 			      "Connection: close\r\n"
 			      "Retry-After: 1\r\n"
 			      "Content-Length: %zu\r\n\r\n" REFUSAL_BODY;
-
-/* ---- MHD in the loop ---- */
-
-static long mhd_timer_fn(struct loop *l, uint64_t id, void *arg);
-
-/*
- * Run MHD, then make sure the loop calls it again by its next timeout.
- * An armed timer that is due no later than needed stays: it may fire
- * early (MHD then has nothing to do and says when to come back), which
- * costs less than re-arming after every request.
- */
-static void mhd_run(struct http_front *f)
-{
-	MHD_UNSIGNED_LONG_LONG ms;
-	uint64_t due;
-
-	f->in_run = 1;
-	MHD_run(f->mhd);
-	f->in_run = 0;
-	if (MHD_get_timeout(f->mhd, &ms) != MHD_YES)
-		return;
-	due = loop_now_ms() + ms;
-	if (f->mhd_timer && f->mhd_due <= due)
-		return;
-	loop_del_timer(f->loop, f->mhd_timer);
-	f->mhd_due = due;
-	f->mhd_timer = loop_add_timer(f->loop, ms, mhd_timer_fn, f);
-}
-
-static long mhd_timer_fn(struct loop *l, uint64_t id, void *arg)
-{
-	struct http_front *f = arg;
-
-	(void)l;
-	(void)id;
-	f->mhd_timer = 0; /* this timer ends; mhd_run() arms the next */
-	mhd_run(f);
-	return LOOP_TIMER_DONE;
-}
-
-static void mhd_ready(struct loop *l, int fd, unsigned int events, void *arg)
-{
-	(void)l;
-	(void)fd;
-	(void)events;
-	mhd_run(arg);
-}
-
-void http_front_kick_soon(struct http_front *f)
-{
-	if (!f || !f->mhd)
-		return;
-	if (f->mhd_timer && f->mhd_due <= loop_now_ms())
-		return;
-	loop_del_timer(f->loop, f->mhd_timer);
-	f->mhd_due = loop_now_ms();
-	f->mhd_timer = loop_add_timer(f->loop, 0, mhd_timer_fn, f);
-}
-
-void http_front_kick(struct http_front *f)
-{
-	if (!f || !f->mhd)
-		return;
-	if (f->in_run)
-		http_front_kick_soon(f); /* inside MHD: right after it */
-	else
-		mhd_run(f);
-}
-
-static void mhd_notify(void *cls, struct MHD_Connection *c, void **socket_ctx,
-		       enum MHD_ConnectionNotificationCode toe)
-{
-	struct http_front *f = cls;
-
-	(void)c;
-	(void)socket_ctx;
-	if (toe == MHD_CONNECTION_NOTIFY_CLOSED && f->conns)
-		f->conns--;
-}
-
-static void mhd_log(void *cls, const char *fmt, va_list ap)
-{
-	(void)cls;
-	if (log_get_level() >= LL_DEBUG)
-		log_vmsg(LL_DEBUG, fmt, ap);
-}
-
-static int mhd_start(struct http_front *f)
-{
-	const union MHD_DaemonInfo *info;
-	unsigned int flags = MHD_USE_NO_LISTEN_SOCKET | MHD_USE_EPOLL |
-			     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
-
-	f->mhd = MHD_start_daemon(
-	    flags, 0, NULL, NULL, rest_access_handler, f->net,
-	    MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTP_FRONT_MAX_CONNS + 8,
-	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_FRONT_CONN_MEMORY,
-	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTP_FRONT_IDLE_S,
-	    MHD_OPTION_NOTIFY_COMPLETED, rest_request_completed, f->net,
-	    MHD_OPTION_URI_LOG_CALLBACK, rest_uri_log, f->net,
-	    MHD_OPTION_NOTIFY_CONNECTION, mhd_notify, f,
-	    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, f, MHD_OPTION_END);
-	if (!f->mhd) {
-		log_err("http: libmicrohttpd would not start");
-		return -1;
-	}
-	info = MHD_get_daemon_info(f->mhd, MHD_DAEMON_INFO_EPOLL_FD);
-	if (!info || info->epoll_fd < 0) {
-		log_err("http: libmicrohttpd has no epoll fd");
-		return -1;
-	}
-	f->mhd_ep = info->epoll_fd;
-	if (loop_add_fd(f->loop, f->mhd_ep, LOOP_READ, mhd_ready, f) < 0)
-		return -1;
-	return 0;
-}
 
 /* ---- peeking at new connections ---- */
 
@@ -224,7 +104,7 @@ static void pending_close(struct http_front *f, struct pending *p)
 {
 	pending_unlink(f, p);
 	close(p->fd);
-	if (!p->refuse && f->conns)
+	if (!p->refuse)
 		f->conns--;
 	free(p);
 }
@@ -266,24 +146,34 @@ static int head_wants_websocket(const char *head, size_t len)
 	return 0;
 }
 
+/* The WebSocket server closed a connection it adopted. */
+static void ws_conn_closed(void *arg)
+{
+	struct http_front *f = arg;
+
+	f->conns--;
+}
+
+/* The pending connection's slot goes with it: to the WebSocket server,
+ * or (released here, taken again by MHD's STARTED) to MHD. */
 static void hand_over(struct http_front *f, struct pending *p, int ws)
 {
 	int fd = p->fd;
 
 	pending_unlink(f, p);
 	if (ws) {
-		if (ws_adopt(f->net->d, fd) < 0 && f->conns)
+		if (ws_adopt(f->ws, fd) < 0)
 			f->conns--;
-	} else if (MHD_add_connection(f->mhd, fd, (struct sockaddr *)&p->peer,
-				      p->peer_len) != MHD_YES) {
-		/* MHD closed the fd. */
+		free(p);
+		return;
+	}
+	f->conns--;
+	if (MHD_add_connection(f->mhd, fd, (struct sockaddr *)&p->peer,
+			       p->peer_len) == MHD_YES)
+		front_mhd_run(f);
+	else /* MHD closed the fd. */
 		log_warn("http: could not take a connection: %s",
 			 strerror(errno));
-		if (f->conns)
-			f->conns--;
-	} else {
-		mhd_run(f);
-	}
 	free(p);
 }
 
@@ -499,7 +389,9 @@ struct http_front *http_front_start(struct net_api *net, const char *spec)
 			strerror(-f->listen_fd));
 		goto err;
 	}
-	if (f->peek_ep < 0 || mhd_start(f) ||
+	f->sse = sse_set_new(net->d, f);
+	f->ws = ws_server_new(net->d, ws_conn_closed, f);
+	if (f->peek_ep < 0 || !f->sse || !f->ws || front_mhd_start(f) ||
 	    loop_add_fd(f->loop, f->peek_ep, LOOP_READ, peek_ready, f) < 0 ||
 	    loop_add_fd(f->loop, f->listen_fd, LOOP_READ, accept_ready, f) < 0)
 		goto err;
@@ -510,36 +402,75 @@ err:
 	return NULL;
 }
 
-void http_front_stop(struct http_front *f)
+/* Nothing of the front's waits for the loop any more: every request is
+ * answered, every WebSocket handed its last message to lws, and nothing
+ * is ready in the loop (so those bytes, and lws's close frames, are in
+ * the kernel). */
+static int front_settled(struct http_front *f)
 {
-	if (!f)
-		return;
+	struct pollfd pfd = {.fd = loop_fd(f->loop), .events = POLLIN};
+
+	if (f->busy_reqs || ws_server_busy(f->ws))
+		return 0;
+	return loop_next_timeout_ms(f->loop) != 0 && poll(&pfd, 1, 0) == 0;
+}
+
+/* Run the loop (stopped by now) until the front settles. */
+static void front_drain(struct http_front *f)
+{
+	uint64_t deadline = loop_now_ms() + HTTP_FRONT_STOP_MS;
+
+	while (!front_settled(f)) {
+		uint64_t now = loop_now_ms();
+
+		if (now >= deadline) {
+			log_warn("http: stopping with %u request(s) and %u "
+				 "WebSocket(s) unfinished",
+				 f->busy_reqs, ws_server_busy(f->ws));
+			return;
+		}
+		loop_run_once(f->loop, (int)(deadline - now));
+	}
+}
+
+/* No new connection from here on. */
+static void front_quiesce(struct http_front *f)
+{
 	if (f->listen_fd >= 0) {
 		loop_del_fd(f->loop, f->listen_fd);
 		close(f->listen_fd);
+		f->listen_fd = -1;
 	}
+	loop_del_timer(f->loop, f->accept_timer);
+	f->accept_timer = 0;
 	while (f->pending)
 		pending_close(f, f->pending);
 	if (f->peek_ep >= 0) {
 		loop_del_fd(f->loop, f->peek_ep);
 		close(f->peek_ep);
+		f->peek_ep = -1;
 	}
 	loop_del_timer(f->loop, f->sweep_timer);
-	loop_del_timer(f->loop, f->accept_timer);
+	f->sweep_timer = 0;
+}
+
+void http_front_stop(struct http_front *f)
+{
+	if (!f)
+		return;
+	front_quiesce(f);
 	if (f->mhd) {
-		if (f->mhd_ep >= 0)
-			loop_del_fd(f->loop, f->mhd_ep);
-		/* The waiting requests get their 503 out before the end.
-		 * Event streams were closed and resumed already, and new
-		 * requests are refused meanwhile (net->stopping), so nothing
+		/* The event subscribers were closed already; new requests
+		 * are refused meanwhile (net->stopping), so nothing
 		 * suspends again: MHD refuses to stop with a suspended
 		 * connection. */
+		sse_set_close(f->sse);
 		rest_cancel_waiting(f->net);
-		for (int i = 0; i < HTTP_FRONT_STOP_RUNS; i++)
-			MHD_run(f->mhd);
-		MHD_stop_daemon(f->mhd);
+		front_drain(f);
 	}
-	loop_del_timer(f->loop, f->mhd_timer);
+	front_mhd_stop(f);
+	ws_server_free(f->ws);
+	sse_set_free(f->sse);
 	free(f);
 }
 
@@ -548,15 +479,12 @@ int http_front_port(const struct http_front *f)
 	return f ? f->port : -1;
 }
 
-void http_front_conn_closed(struct daemon *d)
-{
-	struct net_api *net = net_api_of(d);
-
-	if (net && net->front && net->front->conns)
-		net->front->conns--;
-}
-
 unsigned int http_front_conns(const struct http_front *f)
 {
 	return f ? f->conns : 0;
+}
+
+struct sse_set *http_front_sse(const struct http_front *f)
+{
+	return f ? f->sse : NULL;
 }

@@ -5,23 +5,23 @@
  * The front owns the listening socket and accepts in the daemon's loop.
  * It peeks at each new connection's request head (the bytes stay in the
  * socket) and hands it on:
- *  - "Upgrade: websocket" -> ws_adopt(d, fd) (server/ws.h), which takes
- *    ownership of fd;
+ *  - "Upgrade: websocket" -> the front's WebSocket server (ws.h), which
+ *    takes ownership of the fd;
  *  - anything else -> libmicrohttpd (REST, static files, and
  *    GET /api/v1/events as Server-Sent Events through sse_handle()).
  *
  * Every connection counts against one cap (HTTP_FRONT_MAX_CONNS) whoever
- * serves it: the WebSocket side reports each adopted fd it closes with
- * http_front_conn_closed().
+ * serves it, counted here only.  The front owns the WebSocket server and
+ * the SSE streams, and runs both, and MHD, on the daemon's loop.
  */
 #ifndef TUNERD_HTTP_FRONT_H
 #define TUNERD_HTTP_FRONT_H
 
 #include <stdint.h>
 
-struct daemon;
 struct http_front;
 struct net_api;
+struct sse_set;
 
 #define HTTP_FRONT_MAX_CONNS 256
 /* Bounds of the peek at a new connection's request head. */
@@ -31,6 +31,9 @@ struct net_api;
 #define HTTP_FRONT_IDLE_S 30
 /* Per-connection memory of libmicrohttpd (request head and buffers). */
 #define HTTP_FRONT_CONN_MEMORY (32 * 1024)
+/* At stop, the longest the loop runs for clients to take their last
+ * answers and messages (those that read get them at once). */
+#define HTTP_FRONT_STOP_MS 3000
 
 /*
  * Bind, listen on spec ("ADDR:PORT", "[V6]:PORT", ":PORT"; PORT 0 = any
@@ -38,7 +41,10 @@ struct net_api;
  * reason is logged).
  */
 struct http_front *http_front_start(struct net_api *net, const char *spec);
-/* Close the listener and every connection; NULL is a no-op. */
+/* Close the listener, let the waiting answers and the streams' last
+ * messages out (the loop runs, at most HTTP_FRONT_STOP_MS), then close
+ * every connection.  Called after event_streams_stop(), outside the
+ * loop's callbacks; NULL is a no-op. */
 void http_front_stop(struct http_front *f);
 /* The port actually bound (useful with PORT 0). */
 int http_front_port(const struct http_front *f);
@@ -53,12 +59,7 @@ void http_front_kick(struct http_front *f);
  * several resumes then cost one run. */
 void http_front_kick_soon(struct http_front *f);
 
-/*
- * ws_adopt() owns the fd it is given in every case.  When it returns 0
- * it serves the connection and calls this once when that connection is
- * closed.  When it returns a negative errno it has closed the fd and
- * must not call this (the front then releases the slot itself).
- */
-void http_front_conn_closed(struct daemon *d);
+/* The SSE streams served through this front (sse_stream.h). */
+struct sse_set *http_front_sse(const struct http_front *f);
 
 #endif /* TUNERD_HTTP_FRONT_H */

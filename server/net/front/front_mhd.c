@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libmicrohttpd on the daemon's loop (http_front_priv.h).
+ *
+ * MHD runs with MHD_USE_NO_LISTEN_SOCKET | MHD_USE_EPOLL and no thread of
+ * its own: its epoll fd is watched by the loop, MHD_run() runs when that
+ * fd is readable or when MHD's timeout (MHD_get_timeout(); 0.9.75 has no
+ * MHD_get_timeout64()) is due on a loop timer.
+ *
+ * The connection count: an MHD connection counts from its STARTED to its
+ * CLOSED notification.  The front also knows which connections have a
+ * request in flight (from the request line to its completion), so that
+ * a stop can wait for the last answers.
+ */
+#include <errno.h>
+#include <microhttpd.h>
+#include <stdarg.h>
+
+#include "http_front_priv.h"
+#include "log.h"
+#include "loop.h"
+#include "rest.h"
+
+/* MHD's per-connection pointer: is a request in flight? */
+#define REQ_IN_FLIGHT ((void *)1)
+
+static long mhd_timer_fn(struct loop *l, uint64_t id, void *arg);
+
+/*
+ * Run MHD, then make sure the loop calls it again by its next timeout.
+ * An armed timer that is due no later than needed stays: it may fire
+ * early (MHD then has nothing to do and says when to come back), which
+ * costs less than re-arming after every request.
+ */
+void front_mhd_run(struct http_front *f)
+{
+	MHD_UNSIGNED_LONG_LONG ms;
+	uint64_t due;
+
+	f->in_run = 1;
+	MHD_run(f->mhd);
+	f->in_run = 0;
+	if (MHD_get_timeout(f->mhd, &ms) != MHD_YES)
+		return;
+	due = loop_now_ms() + ms;
+	if (f->mhd_timer && f->mhd_due <= due)
+		return;
+	loop_del_timer(f->loop, f->mhd_timer);
+	f->mhd_due = due;
+	f->mhd_timer = loop_add_timer(f->loop, ms, mhd_timer_fn, f);
+}
+
+static long mhd_timer_fn(struct loop *l, uint64_t id, void *arg)
+{
+	struct http_front *f = arg;
+
+	(void)l;
+	(void)id;
+	f->mhd_timer = 0; /* this timer ends; the run arms the next */
+	front_mhd_run(f);
+	return LOOP_TIMER_DONE;
+}
+
+static void mhd_ready(struct loop *l, int fd, unsigned int events, void *arg)
+{
+	(void)l;
+	(void)fd;
+	(void)events;
+	front_mhd_run(arg);
+}
+
+void http_front_kick_soon(struct http_front *f)
+{
+	if (!f || !f->mhd)
+		return;
+	if (f->mhd_timer && f->mhd_due <= loop_now_ms())
+		return;
+	loop_del_timer(f->loop, f->mhd_timer);
+	f->mhd_due = loop_now_ms();
+	f->mhd_timer = loop_add_timer(f->loop, 0, mhd_timer_fn, f);
+}
+
+void http_front_kick(struct http_front *f)
+{
+	if (!f || !f->mhd)
+		return;
+	if (f->in_run)
+		http_front_kick_soon(f); /* inside MHD: right after it */
+	else
+		front_mhd_run(f);
+}
+
+/* An MHD connection counts from STARTED to CLOSED (MHD reports CLOSED
+ * also when it could not take a connection after STARTED). */
+static void mhd_notify(void *cls, struct MHD_Connection *c, void **socket_ctx,
+		       enum MHD_ConnectionNotificationCode toe)
+{
+	struct http_front *f = cls;
+
+	(void)c;
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		f->conns++;
+		return;
+	}
+	if (*socket_ctx == REQ_IN_FLIGHT)
+		f->busy_reqs--;
+	*socket_ctx = NULL;
+	f->conns--;
+}
+
+static void **mhd_socket_ctx(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
+}
+
+/* A request line was read: a request is in flight until completed. */
+static void *mhd_uri(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	struct http_front *f = cls;
+	void **sc = mhd_socket_ctx(c);
+
+	if (sc && *sc != REQ_IN_FLIGHT) {
+		*sc = REQ_IN_FLIGHT;
+		f->busy_reqs++;
+	}
+	return rest_uri_log(f->net, uri, c);
+}
+
+static void mhd_completed(void *cls, struct MHD_Connection *c, void **req_cls,
+			  enum MHD_RequestTerminationCode toe)
+{
+	struct http_front *f = cls;
+	void **sc = mhd_socket_ctx(c);
+
+	rest_request_completed(f->net, c, req_cls, toe);
+	if (sc && *sc == REQ_IN_FLIGHT) {
+		*sc = NULL;
+		f->busy_reqs--;
+	}
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	(void)cls;
+	if (log_get_level() >= LL_DEBUG)
+		log_vmsg(LL_DEBUG, fmt, ap);
+}
+
+int front_mhd_start(struct http_front *f)
+{
+	const union MHD_DaemonInfo *info;
+	unsigned int flags = MHD_USE_NO_LISTEN_SOCKET | MHD_USE_EPOLL |
+			     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+
+	f->mhd = MHD_start_daemon(
+	    flags, 0, NULL, NULL, rest_access_handler, f->net,
+	    MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTP_FRONT_MAX_CONNS + 8,
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_FRONT_CONN_MEMORY,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTP_FRONT_IDLE_S,
+	    MHD_OPTION_NOTIFY_COMPLETED, mhd_completed, f,
+	    MHD_OPTION_URI_LOG_CALLBACK, mhd_uri, f,
+	    MHD_OPTION_NOTIFY_CONNECTION, mhd_notify, f,
+	    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, f, MHD_OPTION_END);
+	if (!f->mhd) {
+		log_err("http: libmicrohttpd would not start");
+		return -1;
+	}
+	info = MHD_get_daemon_info(f->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+	if (!info || info->epoll_fd < 0) {
+		log_err("http: libmicrohttpd has no epoll fd");
+		return -1;
+	}
+	f->mhd_ep = info->epoll_fd;
+	if (loop_add_fd(f->loop, f->mhd_ep, LOOP_READ, mhd_ready, f) < 0)
+		return -1;
+	return 0;
+}
+
+void front_mhd_stop(struct http_front *f)
+{
+	if (f->mhd) {
+		if (f->mhd_ep >= 0)
+			loop_del_fd(f->loop, f->mhd_ep);
+		MHD_stop_daemon(f->mhd);
+		f->mhd = NULL; /* later kicks find nothing to run */
+	}
+	loop_del_timer(f->loop, f->mhd_timer);
+	f->mhd_timer = 0;
+}
