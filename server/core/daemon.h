@@ -13,6 +13,7 @@
 #include "stub.h"
 
 struct control;
+struct event_hub;
 struct eventbus;
 struct loop;
 struct plugin_host;
@@ -56,7 +57,8 @@ struct daemon {
 	struct stub_session session;
 
 	int stopping;
-	void *api; /* the network layer's state */
+	void *api;                   /* the network layer's state */
+	struct event_hub *event_hub; /* the event streams' (net/events) */
 };
 
 /* Build the loop, event bus and plugin host.  0 or the negative errno of

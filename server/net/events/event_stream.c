@@ -55,7 +55,6 @@ struct event_sub {
 };
 
 /* One daemon per process; the hub belongs to its loop thread. */
-static struct event_hub *the_hub;
 
 char *event_stream_dump(json_t *json, size_t *len)
 {
@@ -419,17 +418,17 @@ static void hub_free(struct event_hub *h)
 {
 	if (h->bus_id > 0)
 		eventbus_unsubscribe(h->d->events, h->bus_id);
-	if (the_hub == h)
-		the_hub = NULL;
+	if (h->d->event_hub == h)
+		h->d->event_hub = NULL;
 	free(h);
 }
 
 static struct event_hub *hub_get(struct daemon *d)
 {
-	struct event_hub *h = the_hub;
+	struct event_hub *h = d->event_hub;
 
 	if (h)
-		return h->d == d && !h->stopping ? h : NULL;
+		return h->stopping ? NULL : h;
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return NULL;
@@ -439,7 +438,7 @@ static struct event_hub *hub_get(struct daemon *d)
 		hub_free(h);
 		return NULL;
 	}
-	the_hub = h;
+	d->event_hub = h;
 	return h;
 }
 
@@ -511,9 +510,9 @@ int event_streams_start(struct daemon *d, long status_interval_ms)
 
 void event_streams_stop(struct daemon *d)
 {
-	struct event_hub *h = the_hub;
+	struct event_hub *h = d->event_hub;
 
-	if (!h || h->d != d || h->stopping)
+	if (!h || h->stopping)
 		return;
 	status_sampler_stop(h->sampler);
 	h->sampler = NULL;
