@@ -30,7 +30,7 @@ void box_log(const struct sim_box *box, int level, const char *fmt, ...)
 
 uint64_t box_now_ns(void)
 {
-	return sim_loop_now_ns();
+	return loop_now_ns();
 }
 
 struct box_client *box_client_get(struct sim_box *box, uint32_t id)
@@ -223,9 +223,9 @@ struct sim_box *sim_box_new(const struct sim_box_config *cfg, char *err,
 	    (uint64_t)(cfg->deadline_ms ? cfg->deadline_ms
 					: SIM_BOX_DEADLINE_MS_DEFAULT) *
 	    1000000ull;
-	box->loop = sim_loop_new();
+	box->loop = loop_new();
 	if (!box->loop) {
-		snprintf(err, errlen, "epoll: %s", strerror(errno));
+		snprintf(err, errlen, "event loop: out of memory");
 		goto err;
 	}
 	if (box_setup(box, cfg, err, errlen))
@@ -254,7 +254,7 @@ void sim_box_free(struct sim_box *box)
 	if (box->loop)
 		box_channels_free(box);
 	if (box->listen_fd >= 0) {
-		sim_loop_watch_del(box->loop, box->listen_watch);
+		loop_del_fd(box->loop, box->listen_fd);
 		close(box->listen_fd);
 		if (box->stub_path)
 			unlink(box->stub_path);
@@ -266,19 +266,24 @@ void sim_box_free(struct sim_box *box)
 	sim_rf_env_free(box->env);
 	if (box->trace)
 		fclose(box->trace);
-	sim_loop_free(box->loop);
+	loop_free(box->loop);
 	free(box->stub_path);
 	free(box);
 }
 
 int sim_box_fd(const struct sim_box *box)
 {
-	return sim_loop_fd(box->loop);
+	return loop_fd(box->loop);
+}
+
+int sim_box_timeout_ms(const struct sim_box *box)
+{
+	return loop_next_timeout_ms(box->loop);
 }
 
 int sim_box_run(struct sim_box *box, int timeout_ms)
 {
-	int n = sim_loop_run_once(box->loop, timeout_ms);
+	int n = loop_run_once(box->loop, timeout_ms);
 
 	box_channels_reap(box);
 	box_app_reap(box->app);

@@ -6,11 +6,11 @@
  * bridges with one I2C adapter and one chip model each, and issues the
  * kernel-side tuner requests a DVB or V4L application would cause.
  *
- * The box runs inside its host's thread: poll sim_box_fd() and call
- * sim_box_run() when it is readable (or call sim_box_run() with a
- * timeout).  Every callback runs from sim_box_run(); none of the functions
- * here may be called from another thread, and sim_box_free() not from a
- * callback.
+ * The box runs inside its host's thread: poll sim_box_fd() for at most
+ * sim_box_timeout_ms() and call sim_box_run(box, 0), or call sim_box_run()
+ * with a timeout.  Every callback runs from sim_box_run(); none of the
+ * functions here may be called from another thread, and sim_box_free() not
+ * from a callback.
  */
 #ifndef SIM_BOX_H
 #define SIM_BOX_H
@@ -64,11 +64,18 @@ struct sim_box *sim_box_new(const struct sim_box_config *cfg, char *err,
  * requests are dropped without calling their callbacks. */
 void sim_box_free(struct sim_box *box);
 
-/* An epoll fd, readable whenever sim_box_run() has work. */
+/*
+ * For a host's poll() (lib/loop's loop_fd() and loop_next_timeout_ms()):
+ * the fd is readable when a socket or a timer of the box is ready; every
+ * timer of the box is in it.  The timeout is 0 while sockets or timers
+ * added since the last sim_box_run() are not yet in the fd's set (the
+ * next run enters them), else -1.
+ */
 int sim_box_fd(const struct sim_box *box);
+int sim_box_timeout_ms(const struct sim_box *box);
 /* Wait at most timeout_ms (-1: forever, 0: not at all), then process the
  * ready events and due timers once.  Returns the number of events
- * processed or a negative errno. */
+ * processed. */
 int sim_box_run(struct sim_box *box, int timeout_ms);
 
 /*

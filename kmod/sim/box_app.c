@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -31,8 +30,7 @@ struct app_call {
 struct app_conn {
 	struct box_list link; /* app->conns, then app->dead */
 	struct box_app *app;
-	int fd;
-	struct sim_loop_watch *watch;
+	int fd; /* watched until closed, then -1 */
 	char in[APP_LINE_MAX];
 	size_t inlen;
 	char *out;
@@ -47,7 +45,6 @@ struct box_app {
 	struct sim_box *box;
 	char *path;
 	int fd;
-	struct sim_loop_watch *watch;
 	struct box_list conns;
 	struct box_list dead;
 	struct box_list calls; /* requests in flight, owned here */
@@ -63,8 +60,7 @@ static void app_close(struct app_conn *conn)
 	if (conn->dead)
 		return;
 	conn->dead = true;
-	sim_loop_watch_del(app->box->loop, conn->watch);
-	conn->watch = NULL;
+	loop_del_fd(app->box->loop, conn->fd);
 	close(conn->fd);
 	conn->fd = -1;
 	if (conn->call)
@@ -77,15 +73,18 @@ static void app_close(struct app_conn *conn)
 
 static void app_update_mask(struct app_conn *conn)
 {
-	uint32_t ev = 0;
+	unsigned int ev = 0;
 
 	if (conn->dead)
 		return;
+	/* Without LOOP_READ a hang-up is not reported: the client's end is
+	 * then noticed by the next write (its request ends at the latest at
+	 * the box's deadline). */
 	if (!conn->eof && !conn->closing && conn->inlen < APP_LINE_MAX)
-		ev |= EPOLLIN | EPOLLRDHUP;
+		ev |= LOOP_READ;
 	if (conn->outlen)
-		ev |= EPOLLOUT;
-	sim_loop_watch_mod(conn->app->box->loop, conn->watch, ev);
+		ev |= LOOP_WRITE;
+	loop_set_fd_mask(conn->app->box->loop, conn->fd, ev);
 }
 
 /* Nothing left to do for a client that finished or misbehaved. */
@@ -272,23 +271,23 @@ static void app_read(struct app_conn *conn)
 	app_process(conn);
 }
 
-static void on_conn_event(struct sim_loop *l, int fd, uint32_t events,
+static void on_conn_event(struct loop *l, int fd, unsigned int events,
 			  void *arg)
 {
 	struct app_conn *conn = arg;
 
 	(void)l;
 	(void)fd;
-	if (events & EPOLLOUT)
+	if (events & LOOP_WRITE)
 		app_flush(conn);
 	if (conn->dead)
 		return;
-	if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
-		if (!conn->eof && conn->inlen < APP_LINE_MAX)
-			app_read(conn);
-		else if (events & (EPOLLHUP | EPOLLERR))
-			app_close(conn);
-	}
+	if (!(events & (LOOP_READ | LOOP_HUP)))
+		return;
+	if (!conn->eof && conn->inlen < APP_LINE_MAX)
+		app_read(conn);
+	else if (events & LOOP_HUP)
+		app_close(conn); /* the fd errored while not reading */
 }
 
 static void app_refuse(int fd)
@@ -316,9 +315,8 @@ static void app_accept(struct box_app *app, int fd)
 	}
 	conn->app = app;
 	conn->fd = fd;
-	conn->watch = sim_loop_watch_add(
-	    app->box->loop, fd, EPOLLIN | EPOLLRDHUP, on_conn_event, conn);
-	if (!conn->watch) {
+	if (loop_add_fd(app->box->loop, fd, LOOP_READ, on_conn_event, conn) <
+	    0) {
 		close(fd);
 		free(conn);
 		return;
@@ -327,7 +325,7 @@ static void app_accept(struct box_app *app, int fd)
 	app->nconns++;
 }
 
-static void on_app_listen(struct sim_loop *l, int fd, uint32_t events,
+static void on_app_listen(struct loop *l, int fd, unsigned int events,
 			  void *arg)
 {
 	struct box_app *app = arg;
@@ -362,9 +360,8 @@ struct box_app *box_app_new(struct sim_box *box, const char *path, char *err,
 		return NULL;
 	}
 	app->path = strdup(path);
-	app->watch =
-	    sim_loop_watch_add(box->loop, app->fd, EPOLLIN, on_app_listen, app);
-	if (!app->path || !app->watch) {
+	if (!app->path || loop_add_fd(box->loop, app->fd, LOOP_READ,
+				      on_app_listen, app) < 0) {
 		snprintf(err, errlen, "%s: out of memory", path);
 		box_app_free(app);
 		return NULL;
@@ -403,7 +400,7 @@ void box_app_free(struct box_app *app)
 		box_list_del(n);
 		free(box_container_of(n, struct app_call, link));
 	}
-	sim_loop_watch_del(app->box->loop, app->watch);
+	loop_del_fd(app->box->loop, app->fd);
 	close(app->fd);
 	if (app->path)
 		unlink(app->path);

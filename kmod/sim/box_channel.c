@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -27,7 +26,7 @@
 /* Messages waiting for room in a socket nobody reads: the daemon hangs. */
 #define CHAN_OUT_MAX 256
 
-#define CHAN_EVENTS (EPOLLIN | EPOLLRDHUP)
+#define CHAN_EVENTS LOOP_READ
 
 int box_chan_send(struct box_channel *chan, const union tstub_buf *msg)
 {
@@ -56,8 +55,8 @@ int box_chan_send(struct box_channel *chan, const union tstub_buf *msg)
 	memcpy(m->data, msg->bytes, len);
 	box_list_add_tail(&chan->out, &m->link);
 	if (chan->nout++ == 0)
-		sim_loop_watch_mod(chan->box->loop, chan->watch,
-				   CHAN_EVENTS | EPOLLOUT);
+		loop_set_fd_mask(chan->box->loop, chan->fd,
+				 CHAN_EVENTS | LOOP_WRITE);
 	return 0;
 broken:
 	/* Closing here would re-enter whoever is sending; the hangup comes
@@ -86,7 +85,7 @@ static void chan_flush(struct box_channel *chan)
 		free(m);
 		chan->nout--;
 	}
-	sim_loop_watch_mod(chan->box->loop, chan->watch, CHAN_EVENTS);
+	loop_set_fd_mask(chan->box->loop, chan->fd, CHAN_EVENTS);
 }
 
 void box_chan_reply(struct box_channel *chan, const struct tstub_hdr *req,
@@ -135,10 +134,9 @@ void box_chan_close(struct box_channel *chan, const char *why)
 		return;
 	chan->closed = true;
 	box_log(box, 1, "channel %u closed: %s", chan->id, why);
-	sim_loop_timer_del(box->loop, chan->timer);
+	loop_del_timer(box->loop, chan->timer);
 	chan->timer = 0;
-	sim_loop_watch_del(box->loop, chan->watch);
-	chan->watch = NULL;
+	loop_del_fd(box->loop, chan->fd);
 	close(chan->fd);
 	chan->fd = -1;
 	chan_free_out(chan);
@@ -157,7 +155,7 @@ void box_chan_close(struct box_channel *chan, const char *why)
 		chan_end_session(box);
 }
 
-static void on_bind_grace(struct sim_loop *l, uint64_t id, void *arg)
+static long on_bind_grace(struct loop *l, uint64_t id, void *arg)
 {
 	struct box_channel *chan = arg;
 	union tstub_buf msg;
@@ -166,14 +164,15 @@ static void on_bind_grace(struct sim_loop *l, uint64_t id, void *arg)
 	(void)id;
 	chan->timer = 0;
 	if (chan->role != CHAN_NEW)
-		return;
+		return LOOP_TIMER_DONE;
 	if (!chan->box->control) {
 		box_session_start_init(chan);
-		return;
+		return LOOP_TIMER_DONE;
 	}
 	tstub_build(&msg, TSTUB_INIT, TSTUB_F_REPLY, 0, -EBUSY, 0, NULL, 0);
 	box_chan_send(chan, &msg);
 	box_chan_close(chan, "a control channel exists already (-EBUSY)");
+	return LOOP_TIMER_DONE;
 }
 
 static void chan_request(struct box_channel *chan, const struct tstub_hdr *h)
@@ -233,7 +232,7 @@ static void chan_message(struct box_channel *chan, const union tstub_buf *m,
 		(h->flags & TSTUB_F_REPLY) ? " reply" : "",
 		(unsigned long long)h->unique, h->client, h->error);
 	if (chan->role == CHAN_NEW) {
-		sim_loop_timer_del(box->loop, chan->timer);
+		loop_del_timer(box->loop, chan->timer);
 		chan->timer = 0;
 		chan->role = CHAN_OTHER;
 	}
@@ -254,7 +253,7 @@ static void chan_message(struct box_channel *chan, const union tstub_buf *m,
 /* One message per readiness event: the loop is level-triggered, so a
  * channel with more queued is reported again, no channel starves the
  * others, and no receive is spent finding the channel empty. */
-static void chan_read(struct box_channel *chan, uint32_t events)
+static void chan_read(struct box_channel *chan, unsigned int events)
 {
 	union tstub_buf msg;
 	/* MSG_TRUNC: the real size of an oversized message. */
@@ -267,24 +266,23 @@ static void chan_read(struct box_channel *chan, uint32_t events)
 		return;
 	}
 	/* 0 is the end of the stream, or an empty message. */
-	if (n == 0 && (events & (EPOLLHUP | EPOLLRDHUP | EPOLLERR))) {
+	if (n == 0 && (events & LOOP_HUP)) {
 		box_chan_close(chan, "closed by the daemon");
 		return;
 	}
 	chan_message(chan, &msg, (size_t)n);
 }
 
-static void on_chan_event(struct sim_loop *l, int fd, uint32_t events,
+static void on_chan_event(struct loop *l, int fd, unsigned int events,
 			  void *arg)
 {
 	struct box_channel *chan = arg;
 
 	(void)l;
 	(void)fd;
-	if (events & EPOLLOUT)
+	if (events & LOOP_WRITE)
 		chan_flush(chan);
-	if (!chan->closed &&
-	    (events & (EPOLLIN | EPOLLHUP | EPOLLRDHUP | EPOLLERR)))
+	if (!chan->closed && (events & (LOOP_READ | LOOP_HUP)))
 		chan_read(chan, events);
 }
 
@@ -301,9 +299,7 @@ static void chan_new(struct sim_box *box, int fd)
 	chan->id = ++box->next_chan_id;
 	box_list_init(&chan->out);
 	box_list_init(&chan->i2c_replies);
-	chan->watch =
-	    sim_loop_watch_add(box->loop, fd, CHAN_EVENTS, on_chan_event, chan);
-	if (!chan->watch) {
+	if (loop_add_fd(box->loop, fd, CHAN_EVENTS, on_chan_event, chan) < 0) {
 		close(fd);
 		free(chan);
 		return;
@@ -313,12 +309,12 @@ static void chan_new(struct sim_box *box, int fd)
 	if (!box->control)
 		box_session_start_init(chan);
 	else
-		chan->timer = sim_loop_timer_add(
-		    box->loop, CHAN_BIND_GRACE_MS * 1000000ull, on_bind_grace,
-		    chan);
+		chan->timer = loop_add_timer_ns(box->loop,
+						CHAN_BIND_GRACE_MS * 1000000ull,
+						on_bind_grace, chan);
 }
 
-static void on_listen(struct sim_loop *l, int fd, uint32_t events, void *arg)
+static void on_listen(struct loop *l, int fd, unsigned int events, void *arg)
 {
 	struct sim_box *box = arg;
 
@@ -339,24 +335,25 @@ static void on_listen(struct sim_loop *l, int fd, uint32_t events, void *arg)
 
 int box_listen(struct sim_box *box, const char *path, char *err, size_t errlen)
 {
+	int rc;
+
 	box->listen_fd = box_unix_listen(path, SOCK_SEQPACKET, err, errlen);
 	if (box->listen_fd < 0)
 		return box->listen_fd;
-	box->listen_watch = sim_loop_watch_add(box->loop, box->listen_fd,
-					       EPOLLIN, on_listen, box);
-	if (!box->listen_watch) {
-		snprintf(err, errlen, "epoll: %s", strerror(errno));
-		return -errno;
-	}
+	rc = loop_add_fd(box->loop, box->listen_fd, LOOP_READ, on_listen, box);
+	if (rc < 0)
+		snprintf(err, errlen, "event loop: %s", strerror(-rc));
+	return rc;
 	return 0;
 }
 
 static void chan_free(struct box_channel *chan)
 {
-	sim_loop_timer_del(chan->box->loop, chan->timer);
-	sim_loop_watch_del(chan->box->loop, chan->watch);
-	if (chan->fd >= 0)
+	loop_del_timer(chan->box->loop, chan->timer);
+	if (chan->fd >= 0) {
+		loop_del_fd(chan->box->loop, chan->fd);
 		close(chan->fd);
+	}
 	chan_free_out(chan);
 	box_i2c_chan_closed(chan);
 	box_list_del(&chan->link);

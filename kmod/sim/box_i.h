@@ -71,8 +71,7 @@ struct box_channel {
 	struct box_list link; /* box->channels, then box->dead_channels */
 	struct sim_box *box;
 	unsigned int id; /* for the logs */
-	int fd;
-	struct sim_loop_watch *watch;
+	int fd;          /* watched in box->loop until closed, then -1 */
 	enum box_chan_role role;
 	bool closed;
 	struct box_client *client; /* CHAN_TUNER */
@@ -126,11 +125,12 @@ struct box_request {
 struct box_app;
 
 struct sim_box {
-	struct sim_loop *loop;
+	/* Every timer is precise (loop_add_timer_ns): modelled bus times are
+	 * below a millisecond, and precise timers are in sim_box_fd(). */
+	struct loop *loop;
 	int verbosity;
 	char *stub_path;
 	int listen_fd;
-	struct sim_loop_watch *listen_watch;
 	struct box_app *app;
 	struct sim_rf_env *env;
 	FILE *trace;

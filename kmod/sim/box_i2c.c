@@ -84,7 +84,7 @@ static int i2c_segment(struct box_client *c, const struct tstub_i2c_seg *seg,
 	return err;
 }
 
-static void on_i2c_reply(struct sim_loop *l, uint64_t id, void *arg)
+static long on_i2c_reply(struct loop *l, uint64_t id, void *arg)
 {
 	struct box_i2c_reply *r = arg;
 
@@ -93,6 +93,7 @@ static void on_i2c_reply(struct sim_loop *l, uint64_t id, void *arg)
 	box_list_del(&r->link);
 	box_chan_send(r->chan, &r->msg);
 	free(r);
+	return LOOP_TIMER_DONE;
 }
 
 /*
@@ -122,7 +123,7 @@ static void i2c_send_later(struct box_channel *chan, const union tstub_buf *m,
 	}
 	r->chan = chan;
 	memcpy(&r->msg, m, m->hdr.len);
-	r->timer = sim_loop_timer_add(box->loop, done - now, on_i2c_reply, r);
+	r->timer = loop_add_timer_ns(box->loop, done - now, on_i2c_reply, r);
 	if (!r->timer) {
 		free(r);
 		box_chan_send(chan, m);
@@ -171,7 +172,7 @@ void box_i2c_chan_closed(struct box_channel *chan)
 		struct box_i2c_reply *r = box_container_of(
 		    chan->i2c_replies.next, struct box_i2c_reply, link);
 
-		sim_loop_timer_del(chan->box->loop, r->timer);
+		loop_del_timer(chan->box->loop, r->timer);
 		box_list_del(&r->link);
 		free(r);
 	}

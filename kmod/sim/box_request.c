@@ -20,7 +20,7 @@ static void req_complete(struct box_request *r, int err, const void *body,
 	struct box_client *c =
 	    r->control ? NULL : box_client_get(box, r->client);
 
-	sim_loop_timer_del(box->loop, r->timer);
+	loop_del_timer(box->loop, r->timer);
 	box_list_del(&r->link);
 	if (c) {
 		if (c->inflight == r)
@@ -47,7 +47,7 @@ static void req_interrupt(struct box_request *r)
 	box_chan_send(r->chan, &msg);
 }
 
-static void on_deadline(struct sim_loop *l, uint64_t id, void *arg)
+static long on_deadline(struct loop *l, uint64_t id, void *arg)
 {
 	struct box_request *r = arg;
 
@@ -60,6 +60,7 @@ static void on_deadline(struct sim_loop *l, uint64_t id, void *arg)
 		r->chan ? "" : " before a tuner channel was bound");
 	req_interrupt(r);
 	req_complete(r, -ETIMEDOUT, NULL, 0);
+	return LOOP_TIMER_DONE;
 }
 
 static struct box_request *req_new(struct sim_box *box, uint32_t client,
@@ -85,7 +86,7 @@ static struct box_request *req_new(struct sim_box *box, uint32_t client,
 	r->done = done;
 	r->arg = arg;
 	r->timer =
-	    sim_loop_timer_add(box->loop, box->deadline_ns, on_deadline, r);
+	    loop_add_timer_ns(box->loop, box->deadline_ns, on_deadline, r);
 	if (!r->timer) {
 		free(r);
 		return NULL;
@@ -252,7 +253,7 @@ void box_requests_free(struct sim_box *box)
 		struct box_client *c =
 		    r->control ? NULL : box_client_get(box, r->client);
 
-		sim_loop_timer_del(box->loop, r->timer);
+		loop_del_timer(box->loop, r->timer);
 		box_list_del(&r->link);
 		if (c && c->inflight == r)
 			c->inflight = NULL;

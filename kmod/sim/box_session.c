@@ -9,7 +9,7 @@
 
 #include "box_i.h"
 
-static void on_init_deadline(struct sim_loop *l, uint64_t id, void *arg)
+static long on_init_deadline(struct loop *l, uint64_t id, void *arg)
 {
 	struct box_channel *chan = arg;
 
@@ -17,6 +17,7 @@ static void on_init_deadline(struct sim_loop *l, uint64_t id, void *arg)
 	(void)id;
 	chan->timer = 0;
 	box_chan_close(chan, "INIT not answered in time");
+	return LOOP_TIMER_DONE;
 }
 
 void box_session_start_init(struct box_channel *chan)
@@ -39,8 +40,8 @@ void box_session_start_init(struct box_channel *chan)
 	box->init_unique = ++box->next_unique;
 	tstub_build(&msg, TSTUB_INIT, 0, box->init_unique, 0, 0, &init,
 		    sizeof(init));
-	chan->timer = sim_loop_timer_add(box->loop, box->deadline_ns,
-					 on_init_deadline, chan);
+	chan->timer = loop_add_timer_ns(box->loop, box->deadline_ns,
+					on_init_deadline, chan);
 	box_log(box, 1, "channel %u: sending INIT", chan->id);
 	box_chan_send(chan, &msg);
 }
@@ -126,7 +127,7 @@ void box_session_init_reply(struct box_channel *chan, const struct tstub_hdr *h)
 			chan->id, (unsigned long long)h->unique);
 		return;
 	}
-	sim_loop_timer_del(box->loop, chan->timer);
+	loop_del_timer(box->loop, chan->timer);
 	chan->timer = 0;
 	if (h->error) {
 		box_chan_close(chan, box_errname(h->error));
@@ -176,7 +177,7 @@ void box_session_bind(struct box_channel *chan, const struct tstub_hdr *h)
 
 	if (chan->role == CHAN_CONTROL_INIT) {
 		/* A worker that met the INIT meant for a daemon. */
-		sim_loop_timer_del(chan->box->loop, chan->timer);
+		loop_del_timer(chan->box->loop, chan->timer);
 		chan->timer = 0;
 		chan->box->control = NULL;
 		chan->role = CHAN_OTHER;

@@ -17,7 +17,9 @@
  * modelled I2C transfer of a few hundred microseconds.  Those timers are
  * kernel timerfds watched like any other fd, so the kernel orders them and
  * no timer queue is kept here; the price is two system calls per timer
- * (arm, read), paid only by the callers that ask for precision.
+ * (arm, read), paid only by the callers that ask for precision.  A slot's
+ * timerfd stays in libuv's epoll set while the slot is free (disarmed, so
+ * quiet), which keeps epoll_ctl() out of the per-timer cost.
  */
 #include "loop.h"
 
@@ -157,10 +159,14 @@ void loop_free(struct loop *l)
 
 /* ---- fds ---- */
 
+/* A hang-up is asked for with LOOP_READ only: a half-closed peer stays
+ * half-closed (EPOLLRDHUP is level-triggered), so a watch that only
+ * writes would be woken in every round until its socket has room.  A
+ * writer learns of a full hang-up from its failing write. */
 static int uv_events_of(unsigned int mask)
 {
-	return (mask & LOOP_READ ? UV_READABLE : 0) |
-	       (mask & LOOP_WRITE ? UV_WRITABLE : 0) | UV_DISCONNECT;
+	return (mask & LOOP_READ ? UV_READABLE | UV_DISCONNECT : 0) |
+	       (mask & LOOP_WRITE ? UV_WRITABLE : 0);
 }
 
 static void on_poll(uv_poll_t *p, int status, int events)
@@ -333,7 +339,8 @@ static int timer_arm(struct loop_timer *t, uint64_t delay)
 	its.it_value.tv_nsec = (long)(delay % 1000000000ull);
 	if (timerfd_settime(t->tfd, 0, &its, NULL) < 0)
 		return -errno;
-	return uv_poll_start(&t->poll, UV_READABLE, on_precise_timer);
+	uv_ref((uv_handle_t *)&t->poll);
+	return 0;
 }
 
 static void timer_disarm(struct loop_timer *t)
@@ -344,7 +351,7 @@ static void timer_disarm(struct loop_timer *t)
 		uv_timer_stop(&t->timer);
 		return;
 	}
-	uv_poll_stop(&t->poll);
+	uv_unref((uv_handle_t *)&t->poll);
 	timerfd_settime(t->tfd, 0, &off, NULL);
 }
 
@@ -380,8 +387,8 @@ static void on_precise_timer(uv_poll_t *p, int status, int events)
 	if (read(t->tfd, &expirations, sizeof(expirations)) < 0 &&
 	    errno == EAGAIN)
 		return; /* disarmed and re-armed since the wake-up */
-	uv_poll_stop(&t->poll);
-	timer_fire(t);
+	if (t->armed && t->precise)
+		timer_fire(t);
 }
 
 static int timer_make_precise(struct loop *l, struct loop_timer *t)
@@ -397,6 +404,10 @@ static int timer_make_precise(struct loop *l, struct loop_timer *t)
 		return -ENOMEM;
 	}
 	t->poll.data = t;
+	/* Watched for good, referenced only while armed: a disarmed timerfd
+	 * never wakes the loop, and re-arming it costs no epoll_ctl(). */
+	uv_poll_start(&t->poll, UV_READABLE, on_precise_timer);
+	uv_unref((uv_handle_t *)&t->poll);
 	return 0;
 }
 
@@ -427,6 +438,9 @@ static uint64_t timer_add(struct loop *l, uint64_t delay, int precise,
 uint64_t loop_add_timer(struct loop *l, uint64_t ms, loop_timer_fn fn,
 			void *arg)
 {
+	/* From now, not from the start of the last round: a host that
+	 * embeds the loop may add timers long after it. */
+	uv_update_time(&l->uv);
 	return timer_add(l, ms, 0, fn, arg);
 }
 
@@ -471,8 +485,14 @@ int loop_run_once(struct loop *l, int max_wait_ms)
 	} else if (max_wait_ms < 0) {
 		uv_run(&l->uv, UV_RUN_ONCE);
 	} else {
+		/* The bound is a timer on libuv's clock, which stands at the
+		 * start of the last round: update it, or the timer is already
+		 * due, runs before the poll phase, and leaves the poll without
+		 * a bound.  Repeating covers a round that starts late. */
+		uv_update_time(&l->uv);
 		uv_ref((uv_handle_t *)&l->wake);
-		uv_timer_start(&l->wake, on_wake, (uint64_t)max_wait_ms, 0);
+		uv_timer_start(&l->wake, on_wake, (uint64_t)max_wait_ms,
+			       (uint64_t)max_wait_ms);
 		uv_run(&l->uv, UV_RUN_ONCE);
 		uv_timer_stop(&l->wake);
 		uv_unref((uv_handle_t *)&l->wake);

@@ -21,8 +21,10 @@ struct loop;
 
 #define LOOP_READ  0x1
 #define LOOP_WRITE 0x2
-/* Reported together with LOOP_READ: the peer hung up (also half-closed)
- * or the fd errored.  Never asked for: it always comes. */
+/* Reported together with LOOP_READ to a watch that asks for LOOP_READ:
+ * the peer hung up (also half-closed) or the fd errored.  Never asked for
+ * explicitly.  A watch without LOOP_READ learns of a hang-up from the
+ * write that fails. */
 #define LOOP_HUP 0x4
 
 /* A timer callback returns the delay until it runs again (ms for
@@ -75,9 +77,13 @@ int loop_run_once(struct loop *l, int max_wait_ms);
 void loop_stop(struct loop *l);
 
 /*
- * For a host that embeds the loop in its own poll(): an fd that is
- * readable whenever loop_run_once(l, 0) has fds or precise timers to
- * dispatch, and the wait until the next millisecond timer (-1: none).
+ * For a host that embeds the loop in its own poll(): poll loop_fd() for
+ * POLLIN with loop_next_timeout_ms() as the timeout (-1: none), then call
+ * loop_run_once(l, 0).  The fd is readable when watched fds or precise
+ * timers are ready; the timeout covers millisecond timers, and is 0 while
+ * watches added or changed since the last round are not yet in the fd's
+ * set (libuv enters them at the start of a round), so polling the fd
+ * alone can miss them.
  */
 int loop_fd(const struct loop *l);
 int loop_next_timeout_ms(const struct loop *l);
