@@ -24,7 +24,6 @@
 #include "loop.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/timerfd.h>
@@ -56,12 +55,6 @@ struct loop_timer {
 	struct loop_timer *next_free;
 };
 
-struct loop_work {
-	loop_work_fn fn;
-	void *arg;
-	struct loop_work *next;
-};
-
 struct loop {
 	uv_loop_t uv;
 	struct loop_watch **watches; /* by fd */
@@ -72,12 +65,6 @@ struct loop {
 	uv_timer_t wake; /* bounds loop_run_once()'s wait */
 	unsigned long dispatched;
 	int stop;
-	/* loop_post(): the only state touched from other threads. */
-	uv_async_t async;
-	pthread_mutex_t lock;
-	struct loop_work *work_head, *work_tail;
-	int closing;
-	pthread_t thread;
 };
 
 uint64_t loop_now_ns(void)
@@ -98,8 +85,6 @@ uv_loop_t *loop_uv(struct loop *l)
 	return &l->uv;
 }
 
-static void loop_run_posted(uv_async_t *a);
-
 struct loop *loop_new(void)
 {
 	struct loop *l = calloc(1, sizeof(*l));
@@ -112,11 +97,6 @@ struct loop *loop_new(void)
 	}
 	uv_timer_init(&l->uv, &l->wake);
 	uv_unref((uv_handle_t *)&l->wake);
-	uv_async_init(&l->uv, &l->async, loop_run_posted);
-	uv_unref((uv_handle_t *)&l->async);
-	pthread_mutex_init(&l->lock, NULL);
-	l->thread = pthread_self();
-	l->async.data = l;
 	return l;
 }
 
@@ -129,13 +109,8 @@ static void close_handle(uv_handle_t *h, void *arg)
 
 void loop_free(struct loop *l)
 {
-	struct loop_work *w;
-
 	if (!l)
 		return;
-	pthread_mutex_lock(&l->lock);
-	l->closing = 1;
-	pthread_mutex_unlock(&l->lock);
 	for (int fd = 0; fd < l->nwatches; fd++)
 		loop_del_fd(l, fd);
 	/* Timer slots are freed below, once libuv let go of their handles. */
@@ -147,11 +122,6 @@ void loop_free(struct loop *l)
 			close(l->timers[i]->tfd);
 		free(l->timers[i]);
 	}
-	while ((w = l->work_head)) {
-		l->work_head = w->next;
-		free(w);
-	}
-	pthread_mutex_destroy(&l->lock);
 	free(l->timers);
 	free(l->watches);
 	free(l);
@@ -514,51 +484,4 @@ int loop_fd(const struct loop *l)
 int loop_next_timeout_ms(const struct loop *l)
 {
 	return uv_backend_timeout(&l->uv);
-}
-
-/* ---- work from other threads ---- */
-
-static void loop_run_posted(uv_async_t *a)
-{
-	struct loop *l = a->data;
-	struct loop_work *w, *next;
-
-	pthread_mutex_lock(&l->lock);
-	w = l->work_head;
-	l->work_head = l->work_tail = NULL;
-	pthread_mutex_unlock(&l->lock);
-	for (; w; w = next) {
-		next = w->next;
-		l->dispatched++;
-		w->fn(w->arg);
-		free(w);
-	}
-}
-
-int loop_post(struct loop *l, loop_work_fn fn, void *arg)
-{
-	struct loop_work *w = malloc(sizeof(*w));
-
-	if (!w)
-		return -ENOMEM;
-	*w = (struct loop_work){.fn = fn, .arg = arg};
-	pthread_mutex_lock(&l->lock);
-	if (l->closing) {
-		pthread_mutex_unlock(&l->lock);
-		free(w);
-		return -ESHUTDOWN;
-	}
-	if (l->work_tail)
-		l->work_tail->next = w;
-	else
-		l->work_head = w;
-	l->work_tail = w;
-	uv_async_send(&l->async);
-	pthread_mutex_unlock(&l->lock);
-	return 0;
-}
-
-int loop_in_thread(const struct loop *l)
-{
-	return pthread_equal(pthread_self(), l->thread);
 }

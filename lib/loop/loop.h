@@ -88,13 +88,6 @@ void loop_stop(struct loop *l);
 int loop_fd(const struct loop *l);
 int loop_next_timeout_ms(const struct loop *l);
 
-/* Any thread: run fn(arg) in the loop's thread soon (uv_async).  Returns
- * 0, or -ENOMEM / -ESHUTDOWN. */
-typedef void (*loop_work_fn)(void *arg);
-int loop_post(struct loop *l, loop_work_fn fn, void *arg);
-/* 1 when called from the thread that created the loop. */
-int loop_in_thread(const struct loop *l);
-
 /* CLOCK_MONOTONIC in milliseconds and nanoseconds. */
 uint64_t loop_now_ms(void);
 uint64_t loop_now_ns(void);
