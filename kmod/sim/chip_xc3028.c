@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim_chip_i.h"
 #include "fwfile_xc3028.h"
+#include "sim_chip_i.h"
 
 #define XC3028_CMD_INIT       0x0000
 #define XC3028_CMD_RF_FREQ    0x0002

@@ -525,7 +525,8 @@ void tuners_attach(struct daemon *d, const struct tstub_attach *a,
 	int err = -ENOMEM;
 
 	if (w) {
-		*w = (struct attach_wait){.d = d, .a = *a, .fn = fn, .arg = arg};
+		*w =
+		    (struct attach_wait){.d = d, .a = *a, .fn = fn, .arg = arg};
 		err = plugin_host_load(d->plugins, a->chip_id,
 				       tuners_attach_loaded, w);
 	}
