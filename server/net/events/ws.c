@@ -449,16 +449,19 @@ void ws_server_free(struct ws_server *srv)
 	free(srv);
 }
 
+/* 0, or the negative errno of the missing libuv plugin. */
 static int ws_evlib_present(void)
 {
 #if defined(LWS_WITH_EVLIB_PLUGINS) && defined(LWS_INSTALL_LIBDIR)
 	if (access(LWS_INSTALL_LIBDIR "/" WS_EVLIB_UV, R_OK) < 0) {
+		int err = -errno;
+
 		log_err("ws: %s/%s: %s (package libwebsockets-evlib-uv)",
-			LWS_INSTALL_LIBDIR, WS_EVLIB_UV, strerror(errno));
-		return 0;
+			LWS_INSTALL_LIBDIR, WS_EVLIB_UV, strerror(-err));
+		return err;
 	}
 #endif
-	return 1;
+	return 0;
 }
 
 static int ws_context_start(struct ws_server *srv)
@@ -492,9 +495,12 @@ struct ws_server *ws_server_new(struct daemon *d, ws_closed_fn closed,
 				void *arg)
 {
 	struct ws_server *srv;
+	int err = ws_evlib_present();
 
-	if (!ws_evlib_present())
+	if (err) {
+		errno = -err;
 		return NULL;
+	}
 	srv = calloc(1, sizeof(*srv));
 	if (!srv)
 		return NULL;
@@ -507,5 +513,6 @@ struct ws_server *ws_server_new(struct daemon *d, ws_closed_fn closed,
 		return srv;
 	log_err("ws: cannot start libwebsockets on the libuv loop");
 	ws_server_free(srv);
+	errno = EPROTO;
 	return NULL;
 }

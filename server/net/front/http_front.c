@@ -376,6 +376,7 @@ int http_front_bound_port(int fd)
 struct http_front *http_front_start(struct net_api *net, const char *spec)
 {
 	struct http_front *f = calloc(1, sizeof(*f));
+	int err = -ENOMEM;
 
 	if (!f)
 		return NULL;
@@ -385,12 +386,15 @@ struct http_front *http_front_start(struct net_api *net, const char *spec)
 	f->peek_ep = epoll_create1(EPOLL_CLOEXEC);
 	f->listen_fd = listen_socket(spec, &f->port);
 	if (f->listen_fd < 0) {
-		log_err("http: cannot listen on %s: %s", spec,
-			strerror(-f->listen_fd));
+		err = f->listen_fd;
+		log_err("http: cannot listen on %s: %s", spec, strerror(-err));
 		goto err;
 	}
 	f->sse = sse_set_new(net->d, f);
+	errno = 0;
 	f->ws = ws_server_new(net->d, ws_conn_closed, f);
+	if (!f->ws && errno)
+		err = -errno;
 	if (f->peek_ep < 0 || !f->sse || !f->ws || front_mhd_start(f) ||
 	    loop_add_fd(f->loop, f->peek_ep, LOOP_READ, peek_ready, f) < 0 ||
 	    loop_add_fd(f->loop, f->listen_fd, LOOP_READ, accept_ready, f) < 0)
@@ -399,6 +403,7 @@ struct http_front *http_front_start(struct net_api *net, const char *spec)
 	return f;
 err:
 	http_front_stop(f);
+	errno = -err;
 	return NULL;
 }
 

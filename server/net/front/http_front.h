@@ -37,8 +37,8 @@ struct sse_set;
 
 /*
  * Bind, listen on spec ("ADDR:PORT", "[V6]:PORT", ":PORT"; PORT 0 = any
- * free port) and serve in net's loop.  Returns the front, or NULL (the
- * reason is logged).
+ * free port) and serve in net's loop.  Returns the front, or NULL with
+ * errno set (the reason is logged too).
  */
 struct http_front *http_front_start(struct net_api *net, const char *spec);
 /* Close the listener, let the waiting answers and the streams' last

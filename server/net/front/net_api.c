@@ -178,10 +178,10 @@ int api_start(struct daemon *d)
 		net->commands = command_service_new(d, net->leases);
 	if (!net->commands)
 		goto fail;
-	/* http_front_start() logs why it failed but keeps no errno. */
+	errno = 0;
 	net->front = http_front_start(net, net->listen);
 	err = net->front ? event_streams_start(d, net_api_status_interval_ms(d))
-			 : -EADDRNOTAVAIL;
+			 : (errno ? -errno : -ENOMEM);
 	if (!err)
 		return 0;
 fail:
