@@ -186,9 +186,12 @@ struct procs {
 static int unix_connect(const char *path)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd;
 
-	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	if (strlen(path) >= sizeof(a.sun_path))
+		return -1;
+	memcpy(a.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a))) {
 		close(fd);
 		fd = -1;
