@@ -92,5 +92,12 @@ int api_option(struct daemon *d, const char *name, const char *value);
  */
 int api_start(struct daemon *d);
 void api_stop(struct daemon *d);
+/*
+ * SIGHUP: read the --config file again and, when it is valid, apply it
+ * (tokens, name) without touching a connection; an invalid file is
+ * logged and the running configuration stays.  Loop thread.  Returns 0,
+ * or a negative errno (nothing changed; also without a --config file).
+ */
+int api_reload(struct daemon *d);
 
 #endif /* TUNERD_DAEMON_H */

@@ -187,6 +187,13 @@ static void on_signal(struct loop *l, int fd, unsigned int ev, void *arg)
 		tuners_reap(d);
 		return;
 	}
+	if (si.ssi_signo == SIGHUP) {
+		/* logrotate and "systemctl reload": never a stop. */
+		log_info("%s: reloading the configuration",
+			 strsignal((int)si.ssi_signo));
+		api_reload(d);
+		return;
+	}
 	log_info("%s: shutting down", strsignal((int)si.ssi_signo));
 	d->stopping = 1;
 	loop_stop(l);
@@ -200,6 +207,7 @@ static int setup_signals(sigset_t *set)
 	sigaddset(set, SIGTERM);
 	sigaddset(set, SIGINT);
 	sigaddset(set, SIGCHLD);
+	sigaddset(set, SIGHUP);
 	signal(SIGPIPE, SIG_IGN);
 	if (sigprocmask(SIG_BLOCK, set, NULL) < 0)
 		return -errno;

@@ -35,6 +35,10 @@ const struct api_config *net_api_config(const struct daemon *d)
 static void net_api_free(struct net_api *net)
 {
 	api_config_free(&net->cfg);
+	for (size_t i = 0; i < net->nretired; i++)
+		api_config_free(&net->retired[i]);
+	free(net->retired);
+	free(net->config_path);
 	free(net->listen);
 	free(net->web_root);
 	free(net);
@@ -79,27 +83,97 @@ static struct net_api *net_get(struct daemon *d)
 	return net;
 }
 
+/* The file's name replaces the box name (d->name and the events'). */
+static int apply_name(struct net_api *net, const char *name)
+{
+	int ret;
+
+	if (!name)
+		return 0;
+	snprintf(net->d->name, sizeof(net->d->name), "%s", name);
+	ret = eventbus_set_box(net->d->events, net->d->name);
+	if (ret)
+		log_err("config: %s", strerror(-ret));
+	return ret;
+}
+
+static void log_loaded(const struct net_api *net, const char *what)
+{
+	log_info("config: %s %s: %zu token(s)%s", net->config_path, what,
+		 net->cfg.ntokens,
+		 net->cfg.ntokens ? "" : ", API open to loopback only");
+}
+
 static int load_config(struct net_api *net, const char *path)
 {
 	char err[320];
 	int ret;
 
+	free(net->config_path);
+	net->config_path = strdup(path);
+	if (!net->config_path)
+		return -ENOMEM;
 	api_config_free(&net->cfg);
 	if (api_config_load(path, &net->cfg, err, sizeof(err))) {
 		log_err("config: %s", err);
 		return -EINVAL;
 	}
-	if (net->cfg.name) {
-		snprintf(net->d->name, sizeof(net->d->name), "%s",
-			 net->cfg.name);
-		ret = eventbus_set_box(net->d->events, net->d->name);
-		if (ret) {
-			log_err("config: %s", strerror(-ret));
-			return ret;
-		}
+	ret = apply_name(net, net->cfg.name);
+	if (ret)
+		return ret;
+	log_loaded(net, "loaded");
+	return 0;
+}
+
+/*
+ * The replaced configuration is retired, not freed: an open WebSocket
+ * keeps pointing at its token's name (auth.h: the strings live as long
+ * as the configuration).  A retired file costs its few hundred bytes
+ * until the stop; reloads are an operator's act, not a client's.
+ */
+int api_reload(struct daemon *d)
+{
+	struct net_api *net = net_api_of(d);
+	struct api_config fresh, *retired;
+	char err[320];
+
+	if (!net || !net->config_path) {
+		log_warn("config: no --config file to reload");
+		return -ENOENT;
 	}
-	log_info("config: %s: %zu token(s)%s", path, net->cfg.ntokens,
-		 net->cfg.ntokens ? "" : ", API open to loopback only");
+	api_config_init(&fresh);
+	if (api_config_load(net->config_path, &fresh, err, sizeof(err))) {
+		log_err("config: reload refused, the old configuration "
+			"stays: %s",
+			err);
+		api_config_free(&fresh);
+		return -EINVAL;
+	}
+	retired =
+	    realloc(net->retired, (net->nretired + 1) * sizeof(*net->retired));
+	if (!retired) {
+		log_err("config: reload refused: out of memory");
+		api_config_free(&fresh);
+		return -ENOMEM;
+	}
+	net->retired = retired;
+	for (size_t i = 0; i < net->cfg.ntokens; i++) {
+		struct api_token *t = &net->cfg.tokens[i];
+
+		explicit_bzero(t->secret, t->secret_len);
+		free(t->secret);
+		t->secret = NULL; /* only the name stays referenced */
+		t->secret_len = 0;
+	}
+	net->retired[net->nretired++] = net->cfg;
+	net->cfg = fresh;
+	apply_name(net, net->cfg.name);
+	if (net->cfg.status_interval_ms >= 0 &&
+	    net->cfg.status_interval_ms !=
+		net->retired[net->nretired - 1].status_interval_ms)
+		log_warn("config: status_interval_ms applies at the next "
+			 "start");
+	log_loaded(net, "reloaded");
 	return 0;
 }
 

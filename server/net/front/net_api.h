@@ -29,7 +29,10 @@ struct net_api {
 	struct lease_table *leases;
 	struct command_service *commands; /* every transport's commands */
 	struct http_front *front;
-	char *listen;             /* --listen, or NULL */
+	char *listen;               /* --listen, or NULL */
+	char *config_path;          /* --config, or NULL */
+	struct api_config *retired; /* configs replaced by a reload */
+	size_t nretired;
 	char *web_root;           /* realpath of --web-root, or NULL */
 	long status_interval_cli; /* -1: not given */
 	int stopping;             /* api_stop() began: no new work */
