@@ -289,17 +289,17 @@ static void ws_conn_free(struct ws_conn *c)
 static void ws_conn_gone(struct ws_conn *c, struct lws *wsi)
 {
 	struct ws_server *srv = c->srv;
-	int owed = !c->refused;
+	int owed = !c->refused, fd = c->fd;
 
 	lws_set_opaque_user_data(wsi, NULL);
 	if (c->adopting) {
 		c->destroyed = 1; /* ws_adopt() cleans up */
 		return;
 	}
-	log_debug("ws: connection %d closed", c->fd);
+	log_debug("ws: connection %d closed", fd);
 	ws_conn_free(c);
 	if (owed && srv->closed)
-		srv->closed(srv->closed_arg);
+		srv->closed(srv->closed_arg, fd);
 }
 
 /* The upgrade request: a refusal is the connection's last message. */

@@ -15,8 +15,8 @@
 struct daemon;
 struct ws_server;
 
-/* A served connection ended (its fd is closed). */
-typedef void (*ws_closed_fn)(void *arg);
+/* A served connection ended (its fd, given by number, is closed). */
+typedef void (*ws_closed_fn)(void *arg, int fd);
 
 /*
  * The WebSocket server of d, on d->loop.  closed (may be NULL) is called

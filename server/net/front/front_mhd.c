@@ -8,7 +8,8 @@
  * MHD_get_timeout64()) is due on a loop timer.
  *
  * The connection count: an MHD connection counts from its STARTED to its
- * CLOSED notification.  The front also knows which connections have a
+ * CLOSED notification, which also ends its address's entry (the front
+ * listed it at the accept).  The front also knows which connections have a
  * request in flight (from the request line to its completion), so that
  * a stop can wait for the last answers.
  */
@@ -90,6 +91,14 @@ void http_front_kick(struct http_front *f)
 		front_mhd_run(f);
 }
 
+static int mhd_conn_fd(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+	return ci ? ci->connect_fd : -1;
+}
+
 /* An MHD connection counts from STARTED to CLOSED (MHD reports CLOSED
  * also when it could not take a connection after STARTED). */
 static void mhd_notify(void *cls, struct MHD_Connection *c, void **socket_ctx,
@@ -97,7 +106,6 @@ static void mhd_notify(void *cls, struct MHD_Connection *c, void **socket_ctx,
 {
 	struct http_front *f = cls;
 
-	(void)c;
 	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
 		f->conns++;
 		return;
@@ -106,6 +114,7 @@ static void mhd_notify(void *cls, struct MHD_Connection *c, void **socket_ctx,
 		f->busy_reqs--;
 	*socket_ctx = NULL;
 	f->conns--;
+	front_peer_del(f, mhd_conn_fd(c));
 }
 
 static void **mhd_socket_ctx(struct MHD_Connection *c)

@@ -13,10 +13,16 @@
  * bytes (MSG_PEEK), in a private edge-triggered epoll set so a partial
  * head costs nothing until more bytes come, and decides on the
  * "Upgrade: websocket" header.  The peek is bounded by
- * HTTP_FRONT_PEEK_MAX bytes and HTTP_FRONT_PEEK_MS; a head that is not
- * complete by then goes to MHD, which answers it or times it out (so a
- * WebSocket client must send its head within HTTP_FRONT_PEEK_MS, which
- * every client does right after connecting).
+ * HTTP_FRONT_PEEK_MAX bytes (a bigger head goes to MHD, which refuses
+ * it) and by the head's deadline, HTTP_FRONT_HEAD_S from the accept: a
+ * head not complete by then is closed unanswered.  MHD's own timeout
+ * restarts with every byte, so without this deadline a client trickling
+ * one byte every few seconds would hold its slot for ever (slowloris).
+ * MHD's timeout still closes kept-alive connections left idle.
+ *
+ * Admission (front_peers.c): HTTP_FRONT_MAX_CONNS in all, at most
+ * HTTP_FRONT_PER_ADDR per non-loopback address, and the last
+ * HTTP_FRONT_LOOPBACK_RESERVE slots for loopback clients only.
  *
  * One connection count, here: a connection counts from its accept while
  * it is peeked at, then from libmicrohttpd's STARTED to its CLOSED
@@ -63,26 +69,35 @@
 #define FRONT_ACCEPT_BATCH    64
 #define FRONT_ACCEPT_PAUSE_MS 100
 
+/* Why a connection is refused (struct pending's refuse). */
+enum { ADMIT = 0, REFUSE_FULL, REFUSE_ADDR };
+
 struct pending {
 	struct http_front *f;
 	int fd;
-	int refuse;
+	int refuse; /* ADMIT, or why not */
 	uint64_t deadline_ms;
 	struct sockaddr_storage peer;
 	socklen_t peer_len;
 	struct pending *prev, *next;
 };
 
-#define REFUSAL_BODY                                                           \
-	"{\"error\":{\"code\":\"unavailable\",\"message\":\"too many "         \
-	"connections: try again later\",\"details\":{\"max_connections\":"     \
-	"256}}}\n"
+static const char refusal_head[] = "HTTP/1.1 503 Service Unavailable\r\n"
+				   "Content-Type: application/json\r\n"
+				   "Connection: close\r\n"
+				   "Retry-After: 1\r\n"
+				   "Content-Length: %zu\r\n\r\n%s";
 
-static const char refusal[] = "HTTP/1.1 503 Service Unavailable\r\n"
-			      "Content-Type: application/json\r\n"
-			      "Connection: close\r\n"
-			      "Retry-After: 1\r\n"
-			      "Content-Length: %zu\r\n\r\n" REFUSAL_BODY;
+static const char full_body[] =
+    "{\"error\":{\"code\":\"unavailable\",\"message\":\"too many "
+    "connections: try again later\",\"details\":{\"max_connections\":"
+    "256}}}\n";
+static const char per_addr_body[] =
+    "{\"error\":{\"code\":\"unavailable\",\"message\":\"too many "
+    "connections from this address: try again later\",\"details\":{"
+    "\"max_connections_per_address\":32}}}\n";
+_Static_assert(HTTP_FRONT_MAX_CONNS == 256 && HTTP_FRONT_PER_ADDR == 32,
+	       "the refusal bodies name the caps");
 
 /* ---- peeking at new connections ---- */
 
@@ -99,25 +114,33 @@ static void pending_unlink(struct http_front *f, struct pending *p)
 		f->refusing--;
 }
 
+/* An admitted connection closed: its slots are free. */
+static void conn_gone(struct http_front *f, int fd)
+{
+	f->conns--;
+	front_peer_del(f, fd);
+}
+
 /* Drop a pending connection that goes nowhere. */
 static void pending_close(struct http_front *f, struct pending *p)
 {
 	pending_unlink(f, p);
-	close(p->fd);
 	if (!p->refuse)
-		f->conns--;
+		conn_gone(f, p->fd);
+	close(p->fd);
 	free(p);
 }
 
 /* Answer a connection over the cap: take its head, say why, close. */
 static void refuse(struct http_front *f, struct pending *p)
 {
+	const char *body = p->refuse == REFUSE_ADDR ? per_addr_body : full_body;
 	char sink[HTTP_FRONT_PEEK_MAX];
 	ssize_t n;
 
 	n = recv(p->fd, sink, sizeof(sink), MSG_DONTWAIT);
 	(void)n;
-	n = snprintf(sink, sizeof(sink), refusal, sizeof(REFUSAL_BODY) - 1);
+	n = snprintf(sink, sizeof(sink), refusal_head, strlen(body), body);
 	n = send(p->fd, sink, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
 	(void)n;
 	shutdown(p->fd, SHUT_WR);
@@ -147,15 +170,14 @@ static int head_wants_websocket(const char *head, size_t len)
 }
 
 /* The WebSocket server closed a connection it adopted. */
-static void ws_conn_closed(void *arg)
+static void ws_conn_closed(void *arg, int fd)
 {
-	struct http_front *f = arg;
-
-	f->conns--;
+	conn_gone(arg, fd);
 }
 
 /* The pending connection's slot goes with it: to the WebSocket server,
- * or (released here, taken again by MHD's STARTED) to MHD. */
+ * or (released here, taken again by MHD's STARTED) to MHD.  Its address
+ * stays listed until it closes (MHD's CLOSED, the WebSocket's end). */
 static void hand_over(struct http_front *f, struct pending *p, int ws)
 {
 	int fd = p->fd;
@@ -163,17 +185,19 @@ static void hand_over(struct http_front *f, struct pending *p, int ws)
 	pending_unlink(f, p);
 	if (ws) {
 		if (ws_adopt(f->ws, fd) < 0)
-			f->conns--;
+			conn_gone(f, fd);
 		free(p);
 		return;
 	}
 	f->conns--;
 	if (MHD_add_connection(f->mhd, fd, (struct sockaddr *)&p->peer,
-			       p->peer_len) == MHD_YES)
+			       p->peer_len) == MHD_YES) {
 		front_mhd_run(f);
-	else /* MHD closed the fd. */
+	} else { /* MHD closed the fd. */
+		front_peer_del(f, fd);
 		log_warn("http: could not take a connection: %s",
 			 strerror(errno));
+	}
 	free(p);
 }
 
@@ -183,6 +207,7 @@ static void pending_check(struct http_front *f, struct pending *p, int late)
 	char head[HTTP_FRONT_PEEK_MAX + 1];
 	ssize_t n =
 	    recv(p->fd, head, HTTP_FRONT_PEEK_MAX, MSG_PEEK | MSG_DONTWAIT);
+	int complete;
 
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
 		pending_close(f, p);
@@ -191,14 +216,21 @@ static void pending_check(struct http_front *f, struct pending *p, int late)
 	if (n < 0)
 		n = 0;
 	head[n] = '\0';
-	if (!late && n < HTTP_FRONT_PEEK_MAX && !strstr(head, "\r\n\r\n"))
+	complete = n >= HTTP_FRONT_PEEK_MAX || strstr(head, "\r\n\r\n");
+	if (!complete && !late)
 		return;
 	if (p->refuse) {
 		refuse(f, p);
 		return;
 	}
-	/* A head still incomplete at the deadline (a slow or idle client)
-	 * goes to MHD, whose idle timeout then applies. */
+	if (!complete) {
+		/* The head's deadline passed (a trickling or idle client):
+		 * there is no request to answer, only a slot to free. */
+		log_debug("http: connection %d: no request head in %u ms",
+			  p->fd, f->head_ms);
+		pending_close(f, p);
+		return;
+	}
 	hand_over(f, p, head_wants_websocket(head, (size_t)n));
 }
 
@@ -236,9 +268,27 @@ static long sweep_fn(struct loop *l, uint64_t id, void *arg)
 	return 100;
 }
 
-static void track(struct http_front *f, int fd, const struct sockaddr *peer,
-		  socklen_t len, int over_cap)
+/* ADMIT, or why the connection is refused. */
+static int admission(const struct http_front *f, int loopback,
+		     const unsigned char addr[16])
 {
+	if (f->conns >= HTTP_FRONT_MAX_CONNS)
+		return REFUSE_FULL;
+	if (loopback)
+		return ADMIT;
+	if (f->conns >= HTTP_FRONT_MAX_CONNS - HTTP_FRONT_LOOPBACK_RESERVE)
+		return REFUSE_FULL;
+	if (front_peer_count(f, addr) >= HTTP_FRONT_PER_ADDR)
+		return REFUSE_ADDR;
+	return ADMIT;
+}
+
+static void track(struct http_front *f, int fd, const struct sockaddr *peer,
+		  socklen_t len)
+{
+	unsigned char addr[16];
+	int loopback = front_peer_addr(peer, addr);
+	int over_cap = admission(f, loopback, addr);
 	struct pending *p = calloc(1, sizeof(*p));
 	struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP | EPOLLET};
 
@@ -250,7 +300,8 @@ static void track(struct http_front *f, int fd, const struct sockaddr *peer,
 	p->f = f;
 	p->fd = fd;
 	p->refuse = over_cap;
-	p->deadline_ms = loop_now_ms() + HTTP_FRONT_PEEK_MS;
+	p->deadline_ms =
+	    loop_now_ms() + (over_cap ? HTTP_FRONT_PEEK_MS : f->head_ms);
 	memcpy(&p->peer, peer, len);
 	p->peer_len = len;
 	ev.data.ptr = p;
@@ -263,10 +314,13 @@ static void track(struct http_front *f, int fd, const struct sockaddr *peer,
 	if (p->next)
 		p->next->prev = p;
 	f->pending = p;
-	if (over_cap)
+	if (over_cap) {
 		f->refusing++;
-	else
+	} else {
 		f->conns++;
+		if (!loopback)
+			front_peer_add(f, fd, addr);
+	}
 	if (!f->sweep_timer)
 		f->sweep_timer = loop_add_timer(f->loop, 100, sweep_fn, f);
 }
@@ -311,8 +365,7 @@ static void accept_ready(struct loop *l, int fd, unsigned int events, void *arg)
 				accept_pause(f);
 			return;
 		}
-		track(f, c, (struct sockaddr *)&peer, len,
-		      f->conns >= HTTP_FRONT_MAX_CONNS);
+		track(f, c, (struct sockaddr *)&peer, len);
 	}
 }
 
@@ -383,6 +436,9 @@ struct http_front *http_front_start(struct net_api *net, const char *spec)
 	f->net = net;
 	f->loop = net->loop;
 	f->mhd_ep = -1;
+	f->head_ms = net->head_timeout_ms > 0
+			 ? (unsigned int)net->head_timeout_ms
+			 : HTTP_FRONT_HEAD_S * 1000;
 	f->peek_ep = epoll_create1(EPOLL_CLOEXEC);
 	f->listen_fd = listen_socket(spec, &f->port);
 	if (f->listen_fd < 0) {

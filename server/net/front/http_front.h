@@ -24,10 +24,21 @@ struct net_api;
 struct sse_set;
 
 #define HTTP_FRONT_MAX_CONNS 256
-/* Bounds of the peek at a new connection's request head. */
+/* A non-loopback address holds at most this many connections, and all
+ * of them together leave the last HTTP_FRONT_LOOPBACK_RESERVE slots to
+ * loopback clients: the box's admin always gets in. */
+#define HTTP_FRONT_PER_ADDR         32
+#define HTTP_FRONT_LOOPBACK_RESERVE 16
+/* A connection's whole request head must arrive within this long
+ * (--head-timeout-ms for tests), or it is closed: a client trickling
+ * its head byte by byte holds a slot for no longer. */
+#define HTTP_FRONT_HEAD_S 10
+/* Bounds of the peek at a new connection's request head; a refused
+ * connection's head is waited for HTTP_FRONT_PEEK_MS at most. */
 #define HTTP_FRONT_PEEK_MAX 8192
 #define HTTP_FRONT_PEEK_MS  2000
-/* Idle HTTP connections are closed after this long. */
+/* Idle HTTP connections (kept alive, between requests) are closed after
+ * this long. */
 #define HTTP_FRONT_IDLE_S 30
 /* Per-connection memory of libmicrohttpd (request head and buffers). */
 #define HTTP_FRONT_CONN_MEMORY (32 * 1024)

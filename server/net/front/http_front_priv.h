@@ -17,6 +17,12 @@ struct pending;
 struct sse_set;
 struct ws_server;
 
+/* An open connection from a non-loopback address (front_peers.c). */
+struct front_peer {
+	int fd;
+	unsigned char addr[16]; /* IPv6, or IPv4 as v4-mapped */
+};
+
 struct http_front {
 	struct net_api *net;
 	struct loop *loop;
@@ -35,7 +41,21 @@ struct http_front {
 	struct ws_server *ws;   /* the WebSocket upgrades */
 	struct sse_set *sse;    /* the Server-Sent Events streams */
 	unsigned int conns;     /* pending + MHD + WebSocket */
+	unsigned int head_ms;   /* the whole request head's deadline */
+	struct front_peer peers[HTTP_FRONT_MAX_CONNS];
+	unsigned int npeers; /* non-loopback connections open */
 };
+
+struct sockaddr;
+/* The peer's address as 16 bytes into addr; 1 when it is loopback. */
+int front_peer_addr(const struct sockaddr *sa, unsigned char addr[16]);
+/* Open connections from addr (non-loopback ones are listed). */
+unsigned int front_peer_count(const struct http_front *f,
+			      const unsigned char addr[16]);
+/* List a non-loopback connection by its fd, from accept to close. */
+void front_peer_add(struct http_front *f, int fd, const unsigned char addr[16]);
+/* Forget fd's entry (a no-op when it has none). */
+void front_peer_del(struct http_front *f, int fd);
 
 /* Start MHD on the loop (its epoll fd watched, its timeout on a loop
  * timer).  0 or -1 (logged). */

@@ -64,6 +64,9 @@ const struct api_option api_options[] = {
     {"web-root", 1, "DIR", "serve the dashboard's files from DIR at /"},
     {"status-interval-ms", 1, "MS",
      "tuner.status event period (default 1000, 0 = off)"},
+    {"head-timeout-ms", 1, "MS",
+     "a connection's whole request head must come within MS (default "
+     "10000)"},
     {NULL, 0, NULL, NULL},
 };
 
@@ -191,15 +194,17 @@ static int set_option(struct net_api *net, const char *name, const char *value)
 		return load_config(net, value);
 	if (!strcmp(name, "web-root"))
 		return set_web_root(net, value);
-	if (!strcmp(name, "status-interval-ms")) {
+	if (!strcmp(name, "status-interval-ms") ||
+	    !strcmp(name, "head-timeout-ms")) {
+		int head = name[0] == 'h';
+
 		errno = 0;
 		v = strtol(value, &end, 10);
-		if (errno || !*value || *end || v < 0 || v > 3600000) {
-			log_err("--status-interval-ms: 0..3600000, not %s",
-				value);
+		if (errno || !*value || *end || v < head || v > 3600000) {
+			log_err("--%s: %d..3600000, not %s", name, head, value);
 			return -EINVAL;
 		}
-		net->status_interval_cli = v;
+		*(head ? &net->head_timeout_ms : &net->status_interval_cli) = v;
 		return 0;
 	}
 	log_err("unknown network option --%s", name);

@@ -33,6 +33,7 @@ struct net_api {
 	char *config_path;          /* --config, or NULL */
 	struct api_config *retired; /* configs replaced by a reload */
 	size_t nretired;
+	long head_timeout_ms;     /* --head-timeout-ms; 0: HTTP_FRONT_HEAD_S */
 	char *web_root;           /* realpath of --web-root, or NULL */
 	long status_interval_cli; /* -1: not given */
 	int stopping;             /* api_stop() began: no new work */
@@ -44,7 +45,7 @@ struct net_api {
 
 /*
  * The hooks main() calls (daemon.h): api_options[] lists --listen,
- * --config, --web-root and --status-interval-ms; api_option() takes each
+ * --config, --web-root, --status-interval-ms and --head-timeout-ms; api_option() takes each
  * (a broken config file stops the daemon with a clear message; its
  * "name" replaces d->name); api_start() serves on --listen (nothing
  * without it); api_stop() stops and frees everything.
