@@ -115,6 +115,9 @@ enum MHD_Result rest_get_plugins(struct rest_req *r);
 enum MHD_Result rest_tuner_command(struct rest_req *r);
 enum MHD_Result rest_lease(struct rest_req *r);
 enum MHD_Result rest_static(struct rest_req *r, const char *url);
+/* url (percent-decoded by MHD: any bytes) as printable ASCII for an
+ * error's message and details, other bytes as %XX; cut to fit buf. */
+const char *rest_path_text(const char *url, char *buf, size_t len);
 
 /* The Tuner JSON text of s (rest_cache.c): owned by the cache, valid
  * until the next call for the same tuner; NULL when out of memory. */
