@@ -99,6 +99,29 @@ class ErrorShapes(ApiBoxTest):
             b"Host: x\r\nConnection: close\r\n\r\n")
         self.assertTrue(answer.startswith(b"HTTP/1.1 400"), answer)
 
+    def test_413_for_a_chunked_body_of_any_size(self):
+        # over the 64 KiB limit and over the 4 MiB after which the body
+        # used to be cut off by a closed connection
+        with socket.create_connection(("127.0.0.1", self.port),
+                                      timeout=30) as s:
+            s.sendall(b"POST /api/v1/tuners/1/tune HTTP/1.1\r\nHost: x\r\n"
+                      b"Content-Type: application/json\r\n"
+                      b"Transfer-Encoding: chunked\r\n\r\n")
+            chunk = b"y" * 65536
+            for _ in range(80):                 # 5 MiB
+                s.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            s.sendall(b"0\r\n\r\n")
+            answer = b""
+            while b"body_too_large" not in answer:
+                data = s.recv(65536)
+                if not data:
+                    break
+                answer += data
+        self.assertRegex(answer, rb"^HTTP/1\.1 413 ", answer[:300])
+        self.assertIn(b"application/json", answer)
+        self.assertIn(b"body_too_large", answer)
+        self.assertEqual(self.api("GET", "/api/v1/box").status, 200)
+
     def test_delivery_system_names_are_case_sensitive(self):
         r = self.api("POST", "/api/v1/tuners/1/tune",
                      body={"delivery_system": "dvbt",

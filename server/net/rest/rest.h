@@ -19,11 +19,10 @@
 
 struct net_api;
 
+/* Bodies kept up to this; an oversized chunked body (no Content-Length
+ * to refuse it by) is read to its end and discarded, for its 413. */
 #define REST_BODY_MAX (64 * 1024)
-/* Past this much of an oversized body the connection is closed instead
- * of answered: a client cannot make the daemon read forever. */
-#define REST_BODY_DISCARD_MAX (4 * 1024 * 1024)
-#define REST_URI_MAX          2048
+#define REST_URI_MAX  2048
 
 enum rest_route {
 	ROUTE_NONE = 0,
@@ -48,7 +47,7 @@ struct rest_req {
 	int started; /* the head was seen */
 	int sse;     /* handed to sse_handle() */
 	char *body;
-	size_t body_len, body_cap, body_seen;
+	size_t body_len, body_cap;
 	int too_large;
 
 	enum rest_route route;
