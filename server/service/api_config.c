@@ -46,6 +46,18 @@ static int fail(char *err, size_t len, const char *fmt, ...)
 	return -1;
 }
 
+/* A bearer token travels in a header (and as "bearer.<token>" in a
+ * Sec-WebSocket-Protocol list): a space, a control character or a byte
+ * outside ASCII could never arrive intact, so such a token could never
+ * match. */
+static int token_chars_ok(const char *secret)
+{
+	for (const unsigned char *p = (const unsigned char *)secret; *p; p++)
+		if (*p <= ' ' || *p >= 0x7f || *p == ',')
+			return 0;
+	return 1;
+}
+
 static int token_from_json(json_t *t, size_t i, struct api_token *out,
 			   char *err, size_t errlen)
 {
@@ -68,6 +80,12 @@ static int token_from_json(json_t *t, size_t i, struct api_token *out,
 			    "tokens[%zu] (\"%s\"): token must be 8..%d "
 			    "characters",
 			    i, name, API_TOKEN_MAX);
+	if (!token_chars_ok(secret))
+		return fail(err, errlen,
+			    "tokens[%zu] (\"%s\"): token may only hold visible "
+			    "ASCII characters (no spaces, commas or control "
+			    "characters)",
+			    i, name);
 	out->role = role_parse(role);
 	if (out->role == ROLE_NONE)
 		return fail(err, errlen,

@@ -26,6 +26,31 @@ static int bad(struct api_error *e, const char *field, const char *why)
 	return -EINVAL;
 }
 
+/* Characters in s: jansson strings are valid UTF-8, so every byte that
+ * is not a continuation byte (10xxxxxx) starts one. */
+static size_t utf8_chars(const char *s, size_t len)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < len; i++)
+		n += ((unsigned char)s[i] & 0xC0) != 0x80;
+	return n;
+}
+
+/* The longest prefix of s of at most max bytes that ends on a character
+ * boundary, so a cut label is still valid UTF-8 for the events. */
+static int utf8_prefix(const char *s, size_t max)
+{
+	size_t n = strnlen(s, max + 1);
+
+	if (n > max) {
+		n = max;
+		while (n && ((unsigned char)s[n] & 0xC0) == 0x80)
+			n--;
+	}
+	return (int)n;
+}
+
 /* A good answer (takes body). */
 static void command_answer(struct command_result *res, unsigned int status,
 			   json_t *body)
@@ -59,7 +84,8 @@ int command_lease_check(struct command_service *cs, uint32_t tuner,
 	if (!lease_allows(cs->leases, tuner, id, &l))
 		return conflict(res, tuner, &l);
 	if (id && lease_get(cs->leases, tuner, &l))
-		snprintf(label, len, "api:%.*s", (int)len - 5, l.holder);
+		snprintf(label, len, "api:%.*s", utf8_prefix(l.holder, len - 5),
+			 l.holder);
 	return 0;
 }
 
@@ -88,7 +114,8 @@ static int parse_field(const char *key, json_t *v, struct lease_body *b,
 		b->lease_id = json_string_value(v);
 	} else if (!strcmp(key, "holder")) {
 		if (!json_is_string(v) || !json_string_length(v) ||
-		    json_string_length(v) > LEASE_HOLDER_MAX)
+		    utf8_chars(json_string_value(v), json_string_length(v)) >
+			LEASE_HOLDER_MAX)
 			return bad(e, key, "a string of 1..64 characters");
 		b->holder = json_string_value(v);
 	} else if (!strcmp(key, "ttl_s")) {

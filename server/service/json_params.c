@@ -90,6 +90,12 @@ static int get_delsys(json_t *obj, const struct tstub_chip_info *chip,
 		return bad_field(e, "delivery_system", "must be a string");
 	name = json_string_value(v);
 	out->delsys = tstub_delsys_parse(name);
+	/* The codec's parser ignores case (the kernel side and simctl use
+	 * it); the API's names are case-sensitive (openapi.yaml's enum). */
+	if (out->delsys != TSTUB_DELSYS_NONE &&
+	    strcmp(name, tstub_delsys_name(out->delsys)))
+		return bad_field(e, "delivery_system",
+				 "names are upper case (e.g. DVBT)");
 	if (out->delsys == TSTUB_DELSYS_NONE) {
 		if (chip)
 			return unsupported(e, chip,

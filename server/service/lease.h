@@ -21,7 +21,7 @@ struct eventbus;
 struct lease_table;
 
 #define LEASE_ID_LEN       32
-#define LEASE_HOLDER_MAX   64
+#define LEASE_HOLDER_MAX   64 /* characters */
 #define LEASE_TTL_MIN      1
 #define LEASE_TTL_MAX      3600
 #define LEASE_TTL_DEFAULT  30
@@ -31,7 +31,8 @@ struct lease_table;
 struct lease {
 	long tuner;
 	char id[LEASE_ID_LEN + 1];
-	char holder[LEASE_HOLDER_MAX + 1];
+	/* LEASE_HOLDER_MAX characters of UTF-8, up to 4 bytes each */
+	char holder[LEASE_HOLDER_MAX * 4 + 1];
 	int priority;
 	unsigned int ttl_s;
 	uint64_t expires_ms;   /* monotonic (loop_now_ms) */

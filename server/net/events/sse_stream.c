@@ -352,6 +352,30 @@ static struct MHD_Response *sse_response(struct sse_stream *st)
 	return r;
 }
 
+enum MHD_Result sse_head(struct MHD_Connection *c)
+{
+	struct api_error e = {0};
+	struct MHD_Response *r;
+	struct event_filter f;
+	enum MHD_Result ret;
+	uint64_t since = 0;
+	int has_since = 0;
+
+	/* The answer a GET would start with, and no stream: MHD 0.9.75 would
+	 * send a callback response's body even to a HEAD. */
+	if (sse_parse(c, &f, &has_since, &since, &e))
+		return sse_error(c, (unsigned int)e.status, &e);
+	r = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+				"text/event-stream");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 enum MHD_Result sse_handle(struct daemon *d, struct MHD_Connection *c,
 			   const struct auth_result *who)
 {

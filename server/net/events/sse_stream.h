@@ -22,6 +22,9 @@ struct sse_set;
  */
 enum MHD_Result sse_handle(struct daemon *d, struct MHD_Connection *c,
 			   const struct auth_result *who);
+/* Answer HEAD /api/v1/events: the status and headers a GET would get
+ * (its query checked the same way), no body and no stream. */
+enum MHD_Result sse_head(struct MHD_Connection *c);
 
 /* The SSE streams of a front (it resumes MHD through front). */
 struct sse_set *sse_set_new(struct daemon *d, struct http_front *front);

@@ -19,11 +19,10 @@
 
 struct net_api;
 
+/* Bodies kept up to this; an oversized chunked body (no Content-Length
+ * to refuse it by) is read to its end and discarded, for its 413. */
 #define REST_BODY_MAX (64 * 1024)
-/* Past this much of an oversized body the connection is closed instead
- * of answered: a client cannot make the daemon read forever. */
-#define REST_BODY_DISCARD_MAX (4 * 1024 * 1024)
-#define REST_URI_MAX          2048
+#define REST_URI_MAX  2048
 
 enum rest_route {
 	ROUTE_NONE = 0,
@@ -48,7 +47,7 @@ struct rest_req {
 	int started; /* the head was seen */
 	int sse;     /* handed to sse_handle() */
 	char *body;
-	size_t body_len, body_cap, body_seen;
+	size_t body_len, body_cap;
 	int too_large;
 
 	enum rest_route route;
@@ -115,6 +114,9 @@ enum MHD_Result rest_get_plugins(struct rest_req *r);
 enum MHD_Result rest_tuner_command(struct rest_req *r);
 enum MHD_Result rest_lease(struct rest_req *r);
 enum MHD_Result rest_static(struct rest_req *r, const char *url);
+/* url (percent-decoded by MHD: any bytes) as printable ASCII for an
+ * error's message and details, other bytes as %XX; cut to fit buf. */
+const char *rest_path_text(const char *url, char *buf, size_t len);
 
 /* The Tuner JSON text of s (rest_cache.c): owned by the cache, valid
  * until the next call for the same tuner; NULL when out of memory. */

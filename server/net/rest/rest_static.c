@@ -41,10 +41,35 @@ static const char *content_type(const char *path)
 	return "application/octet-stream";
 }
 
+const char *rest_path_text(const char *url, char *buf, size_t len)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = 0;
+
+	/* A JSON string must be UTF-8, and "%ff" decodes to a lone 0xff:
+	 * such a path would make the error answer itself fail. */
+	for (const unsigned char *p = (const unsigned char *)url;
+	     *p && n + 4 <= len; p++) {
+		if (*p > ' ' && *p < 0x7f) {
+			buf[n++] = (char)*p;
+			continue;
+		}
+		buf[n++] = '%';
+		buf[n++] = hex[*p >> 4];
+		buf[n++] = hex[*p & 15];
+	}
+	if (len)
+		buf[n < len ? n : len - 1] = '\0';
+	return buf;
+}
+
 static enum MHD_Result not_found(struct rest_req *r, const char *url)
 {
-	return rest_error(r, 404, "not_found", json_pack("{s:s}", "path", url),
-			  "no such file: %s", url);
+	char text[192];
+
+	rest_path_text(url, text, sizeof(text));
+	return rest_error(r, 404, "not_found", json_pack("{s:s}", "path", text),
+			  "no such file: %s", text);
 }
 
 /* The real path of url under root, or -1. */
@@ -85,7 +110,11 @@ enum MHD_Result rest_static(struct rest_req *r, const char *url)
 	if (!root || url[0] != '/' || strstr(url, "..") ||
 	    resolve(root, url, path))
 		return not_found(r, url);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
+	 * writer and hold the daemon's only loop; a device or socket is as
+	 * unwelcome.  Only a regular file is served, checked on the open
+	 * descriptor so nothing can be swapped in between. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
 	if (fd < 0)
 		return not_found(r, url);
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {

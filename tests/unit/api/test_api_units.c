@@ -386,6 +386,53 @@ static void test_tokens(void)
 		     -1);
 }
 
+/* A token with a space, a comma, a control character or a non-ASCII byte
+ * could never arrive in a header: the config refuses it, naming the
+ * entry and not the secret. */
+static void test_token_chars(void)
+{
+	static const char *const bad[] = {"with space1", "tab\\tinside",
+					  "comma,token", "caf\\u00e9-token",
+					  " leading-sp"};
+	struct api_config cfg;
+	char text[256], err[256];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text),
+			 "{\"tokens\":[{\"name\":\"ok\",\"token\":"
+			 "\"good-token-1\",\"role\":\"viewer\"},"
+			 "{\"name\":\"odd\",\"token\":\"%s\","
+			 "\"role\":\"viewer\"}]}",
+			 bad[i]);
+		CHECK_EQ_INT(api_config_parse(text, &cfg, err, sizeof(err)),
+			     -1);
+		CHECK(strstr(err, "tokens[1] (\"odd\")") != NULL);
+		CHECK(strstr(err, "visible ASCII") != NULL);
+	}
+	CHECK_EQ_INT(api_config_parse("{\"tokens\":[{\"name\":\"a\",\"token\":"
+				      "\"A-z.0_9~+/=\",\"role\":\"admin\"}]}",
+				      &cfg, err, sizeof(err)),
+		     0);
+	api_config_free(&cfg);
+}
+
+/* The API's delivery system names are case-sensitive. */
+static void test_params_case(void)
+{
+	struct api_error e = {0};
+	struct tstub_params p;
+
+	CHECK_EQ_INT(parse("{\"delivery_system\":\"dvbt\",\"frequency\":"
+			   "474000000,\"bandwidth\":8000000}",
+			   &p, &e),
+		     -1);
+	CHECK_EQ_INT(e.status, 400);
+	CHECK(!strcmp(e.code, "bad_request"));
+	CHECK(detail_str(&e, "field") &&
+	      !strcmp(detail_str(&e, "field"), "delivery_system"));
+	api_error_clear(&e);
+}
+
 static void test_ws_protocols(void)
 {
 	char buf[64];
@@ -416,5 +463,7 @@ int main(void)
 	test_loopback_rule();
 	test_tokens();
 	test_ws_protocols();
+	test_token_chars();
+	test_params_case();
 	return check_done("test_api_units");
 }
