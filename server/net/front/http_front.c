@@ -12,9 +12,11 @@
  * libwebsockets instead: it peeks at the request head without taking the
  * bytes (MSG_PEEK), in a private edge-triggered epoll set so a partial
  * head costs nothing until more bytes come, and decides on the
- * "Upgrade: websocket" header.  The peek is bounded by
- * HTTP_FRONT_PEEK_MAX bytes (a bigger head goes to MHD, which refuses
- * it) and by the head's deadline, HTTP_FRONT_HEAD_S from the accept: a
+ * "Upgrade: websocket" header.  Before that the head's bounds are checked
+ * (front_head.c) and a head out of them answered with the API's JSON
+ * error, not libmicrohttpd's HTML.  The peek is bounded by
+ * HTTP_FRONT_PEEK_MAX bytes (a bigger head is refused with 431) and by
+ * the head's deadline, HTTP_FRONT_HEAD_S from the accept: a
  * head not complete by then is closed unanswered.  MHD's own timeout
  * restarts with every byte, so without this deadline a client trickling
  * one byte every few seconds would hold its slot for ever (slowloris).
@@ -207,6 +209,8 @@ static void pending_check(struct http_front *f, struct pending *p, int late)
 	char head[HTTP_FRONT_PEEK_MAX + 1];
 	ssize_t n =
 	    recv(p->fd, head, HTTP_FRONT_PEEK_MAX, MSG_PEEK | MSG_DONTWAIT);
+	struct front_refusal why;
+	const char *end;
 	int complete;
 
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
@@ -216,7 +220,8 @@ static void pending_check(struct http_front *f, struct pending *p, int late)
 	if (n < 0)
 		n = 0;
 	head[n] = '\0';
-	complete = n >= HTTP_FRONT_PEEK_MAX || strstr(head, "\r\n\r\n");
+	end = memmem(head, (size_t)n, "\r\n\r\n", 4);
+	complete = n >= HTTP_FRONT_PEEK_MAX || end;
 	if (!complete && !late)
 		return;
 	if (p->refuse) {
@@ -228,6 +233,12 @@ static void pending_check(struct http_front *f, struct pending *p, int late)
 		 * there is no request to answer, only a slot to free. */
 		log_debug("http: connection %d: no request head in %u ms",
 			  p->fd, f->head_ms);
+		pending_close(f, p);
+		return;
+	}
+	if (front_head_check(head, end ? (size_t)(end + 2 - head) : (size_t)n,
+			     !end, &why)) {
+		front_head_answer(p->fd, &why);
 		pending_close(f, p);
 		return;
 	}

@@ -33,8 +33,9 @@ struct sse_set;
  * (--head-timeout-ms for tests), or it is closed: a client trickling
  * its head byte by byte holds a slot for no longer. */
 #define HTTP_FRONT_HEAD_S 10
-/* Bounds of the peek at a new connection's request head; a refused
- * connection's head is waited for HTTP_FRONT_PEEK_MS at most. */
+/* Bounds of the peek at a new connection's request head (a bigger head
+ * is refused with 431); a refused connection's head is waited for
+ * HTTP_FRONT_PEEK_MS at most. */
 #define HTTP_FRONT_PEEK_MAX 8192
 #define HTTP_FRONT_PEEK_MS  2000
 /* Idle HTTP connections (kept alive, between requests) are closed after

@@ -65,4 +65,23 @@ void front_mhd_run(struct http_front *f);
 /* Stop MHD (no connection may be suspended) and forget it. */
 void front_mhd_stop(struct http_front *f);
 
+/* Why a request head is refused before it is handed over (front_head.c):
+ * the answer's status, the API's error code and message, details.max. */
+struct front_refusal {
+	unsigned int status;
+	const char *code;
+	const char *message;
+	long max; /* -1: no details */
+};
+
+/* Check the bounds of a request head: head[0..len) is the head up to its
+ * last line's end, or all the peeked bytes when truncated (the peek bound
+ * was reached before the head's end).  0: it may be handed over; 1: *out
+ * says how to refuse it. */
+int front_head_check(const char *head, size_t len, int truncated,
+		     struct front_refusal *out);
+/* Answer a refused head with the API's JSON error object and shut the
+ * connection for writing (the caller closes it). */
+void front_head_answer(int fd, const struct front_refusal *r);
+
 #endif /* TUNERD_HTTP_FRONT_PRIV_H */
