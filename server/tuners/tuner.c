@@ -320,6 +320,8 @@ void tuner_pump(struct tuner *t)
 			t->send_err = -ECONNABORTED;
 			t->send_fail_timer =
 			    loop_add_timer(t->d->loop, 0, tuner_send_failed, t);
+		} else if (!t->busy) {
+			tuner_watch_begin(t);
 		}
 	}
 	tuner_arm_deadline(t);
@@ -435,9 +437,10 @@ static void tuner_free(struct tuner *t)
 }
 
 /* Stop whatever runs for t: worker, pending attach, restart. */
-static void tuner_quiesce(struct tuner *t, int inflight_err, int queued_err)
+static void tuner_quiesce(struct tuner *t, int inflight_err, int queued_err,
+			  const char *why)
 {
-	tuner_worker_stop(t);
+	tuner_worker_stop(t, why);
 	tuner_attach_reply(t, -ECONNABORTED);
 	loop_del_timer(t->d->loop, t->restart_timer);
 	t->restart_timer = 0;
@@ -486,7 +489,7 @@ static void tuners_attach_loaded(int err, struct plugin *p, void *arg)
 		fn(-ENOMEM, NULL, arg);
 		goto out;
 	}
-	tuner_quiesce(t, -ECONNABORTED, 0);
+	tuner_quiesce(t, -ECONNABORTED, 0, "attach again");
 	if (t->plugin != p) {
 		plugin_host_use(p);
 		plugin_host_unuse(d->plugins, t->plugin);
@@ -542,7 +545,7 @@ int tuners_detach(struct daemon *d, uint32_t client)
 
 	if (!t)
 		return -ENOENT;
-	tuner_quiesce(t, -ENODEV, -ENODEV);
+	tuner_quiesce(t, -ENODEV, -ENODEV, "detached");
 	log_info("tuner %u (%s): detached", t->id, t->info.name);
 	tuner_publish(t, "tuner.detach", attach_json(&t->attach, t->info.name));
 	tuner_free(t);
@@ -552,7 +555,7 @@ int tuners_detach(struct daemon *d, uint32_t client)
 void tuners_offline(struct daemon *d)
 {
 	for (struct tuner *t = d->tuners; t; t = t->next) {
-		tuner_quiesce(t, -ECONNABORTED, -ENOTCONN);
+		tuner_quiesce(t, -ECONNABORTED, -ENOTCONN, "stub gone");
 		tuner_set_state(t, TUNER_OFFLINE, "stub gone");
 	}
 }
@@ -562,7 +565,7 @@ void tuners_shutdown(struct daemon *d)
 	while (d->tuners) {
 		struct tuner *t = d->tuners;
 
-		tuner_quiesce(t, -ECANCELED, -ECANCELED);
+		tuner_quiesce(t, -ECANCELED, -ECANCELED, "daemon stopping");
 		tuner_free(t);
 	}
 }

@@ -67,6 +67,7 @@ struct tuner {
 	struct tstub_params busy_params;
 	uint64_t busy_since_ms; /* monotonic */
 	uint64_t hang_timer;
+	uint64_t begin_timer; /* a command sent and not begun: liveness */
 	uint64_t probe_timer;
 	tuner_attach_fn attach_fn; /* an ATTACH waits for the probe */
 	void *attach_arg;
@@ -100,7 +101,8 @@ void tuner_take_status(struct tuner *t, const struct tstub_status *st);
 
 /* tuner_worker.c */
 int tuner_worker_spawn(struct tuner *t);
-void tuner_worker_stop(struct tuner *t);
+void tuner_worker_stop(struct tuner *t, const char *why);
+void tuner_watch_begin(struct tuner *t);
 void tuner_worker_reaped(struct tuner *t, int wstatus);
 void tuner_attach_reply(struct tuner *t, int err);
 

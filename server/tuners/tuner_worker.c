@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The daemon's side of the worker processes: fork, the reports they send,
- * the hang watch, death and restart with backoff.
+ * the hang and liveness watches, death and restart with backoff.
  */
 #define _GNU_SOURCE /* close_range, sigabbrev_np */
 #include <errno.h>
@@ -95,6 +95,7 @@ tuner_worker_child(struct tuner *t, int sock, pid_t parent)
 static void tuner_worker_readable(struct loop *l, int fd, unsigned int ev,
 				  void *arg);
 static long tuner_probe_timeout(struct loop *l, uint64_t id, void *arg);
+static void tuner_publish_lost(struct tuner *t, const char *why);
 
 int tuner_worker_spawn(struct tuner *t)
 {
@@ -138,8 +139,9 @@ static void tuner_worker_unhook(struct tuner *t)
 		t->sock = -1;
 	}
 	loop_del_timer(l, t->hang_timer);
+	loop_del_timer(l, t->begin_timer);
 	loop_del_timer(l, t->probe_timer);
-	t->hang_timer = t->probe_timer = 0;
+	t->hang_timer = t->begin_timer = t->probe_timer = 0;
 }
 
 static int reap_blocking(pid_t pid)
@@ -152,12 +154,13 @@ static int reap_blocking(pid_t pid)
 	return st;
 }
 
-void tuner_worker_stop(struct tuner *t)
+/* why: how a command the worker runs ends (its closing event). */
+void tuner_worker_stop(struct tuner *t, const char *why)
 {
 	pid_t pid = t->pid;
 
 	tuner_worker_unhook(t);
-	t->busy = 0;
+	tuner_publish_lost(t, why);
 	if (!pid)
 		return;
 	t->pid = 0;
@@ -328,8 +331,10 @@ void tuner_worker_reaped(struct tuner *t, int st)
 	t->pid = 0;
 	describe_end(t, pid, st, why, sizeof(why));
 	if (t->d->stopping || t->state == TUNER_OFFLINE ||
-	    t->state == TUNER_FAILED)
+	    t->state == TUNER_FAILED) {
+		tuner_publish_lost(t, why);
 		return;
+	}
 	log_msg(t->hang_kill || WIFSIGNALED(st) ? LL_ERR : LL_WARN,
 		"tuner %u (%s): %s", t->id, t->info.name, why);
 	tuner_publish_end(t, pid, st, why);
@@ -338,8 +343,12 @@ void tuner_worker_reaped(struct tuner *t, int st)
 		tuner_probe_failed(t, t->probe_err ? t->probe_err : -EIO, why);
 	} else {
 		tuner_set_error(t, -ECONNABORTED, "%s", why);
-		/* The command it ran is lost; queued ones go to the next. */
-		tuner_fail_requests(t, -ECONNABORTED, 0);
+		/* The command it ran is lost.  After a crash the queued ones
+		 * go to the next worker; after a hang they waited behind a
+		 * stuck worker for longer than a deadline: stale, they fail
+		 * rather than run late. */
+		tuner_fail_requests(t, -ECONNABORTED,
+				    t->hang_kill ? -ECONNABORTED : 0);
 		tuner_schedule_restart(t, why);
 	}
 }
@@ -358,24 +367,60 @@ static long tuner_probe_timeout(struct loop *l, uint64_t id, void *arg)
 	return LOOP_TIMER_DONE;
 }
 
+/* A worker that ran op (or did not begin it) for a deadline and its
+ * grace: killed, restarted as after a crash. */
+static void tuner_kill_hung(struct tuner *t, enum tuner_op op,
+			    const char *doing)
+{
+	unsigned int ms = t->d->deadline_ms + TUNER_HANG_GRACE_MS;
+
+	t->hang_kill = 1;
+	t->busy_op = op; /* what describe_end() names */
+	t->counters.hangs++;
+	log_err("tuner %u (%s): worker %d %s %s for over %u ms: killing it",
+		t->id, t->info.name, (int)t->pid, doing, tuner_op_name(op), ms);
+	tuner_publish(t, "worker.hang",
+		      json_pack("{s:i,s:s,s:i}", "pid", (int)t->pid, "op",
+				tuner_op_name(op), "ms", ms));
+	tuner_worker_lost(t);
+}
+
 static long tuner_hang_fire(struct loop *l, uint64_t id, void *arg)
 {
 	struct tuner *t = arg;
-	unsigned int ms = t->d->deadline_ms + TUNER_HANG_GRACE_MS;
 
 	(void)l;
 	(void)id;
 	t->hang_timer = 0;
-	t->hang_kill = 1;
-	t->counters.hangs++;
-	log_err("tuner %u (%s): worker %d runs %s for over %u ms: killing it",
-		t->id, t->info.name, (int)t->pid, tuner_op_name(t->busy_op),
-		ms);
-	tuner_publish(t, "worker.hang",
-		      json_pack("{s:i,s:s,s:i}", "pid", (int)t->pid, "op",
-				tuner_op_name(t->busy_op), "ms", ms));
-	tuner_worker_lost(t);
+	tuner_kill_hung(t, t->busy_op, "runs");
 	return LOOP_TIMER_DONE;
+}
+
+static long tuner_begin_fire(struct loop *l, uint64_t id, void *arg)
+{
+	struct tuner *t = arg;
+
+	(void)l;
+	(void)id;
+	t->begin_timer = 0;
+	if (t->has_inflight && !t->busy && t->pid)
+		tuner_kill_hung(t, t->inflight.op, "has not begun");
+	return LOOP_TIMER_DONE;
+}
+
+/*
+ * The liveness watch: a command was sent and the worker is not running
+ * another, so it must begin this one within a deadline and its grace.
+ * The hang watch only starts once a command begins: without this, a
+ * stopped worker (SIGSTOP, a stuck read) would hold its tuner forever.
+ * Re-armed whenever the worker shows progress (a command ended).
+ */
+void tuner_watch_begin(struct tuner *t)
+{
+	loop_del_timer(t->d->loop, t->begin_timer);
+	t->begin_timer =
+	    loop_add_timer(t->d->loop, t->d->deadline_ms + TUNER_HANG_GRACE_MS,
+			   tuner_begin_fire, t);
 }
 
 static void tuner_on_probed(struct tuner *t, const struct wmsg_probed *m)
@@ -411,6 +456,8 @@ static void tuner_on_begin(struct tuner *t, const struct wmsg_begin *m)
 	t->busy_origin = (enum tuner_origin)m->origin;
 	t->busy_params = m->params;
 	t->busy_since_ms = loop_now_ms();
+	loop_del_timer(t->d->loop, t->begin_timer);
+	t->begin_timer = 0;
 	loop_del_timer(t->d->loop, t->hang_timer);
 	t->hang_timer =
 	    loop_add_timer(t->d->loop, t->d->deadline_ms + TUNER_HANG_GRACE_MS,
@@ -534,6 +581,8 @@ static void tuner_on_done(struct tuner *t, const struct wmsg_done *m)
 		tuner_complete_inflight(t, m->error,
 					m->have_status ? &m->status : NULL);
 		tuner_pump(t);
+	} else if (t->has_inflight && !t->send_err) {
+		tuner_watch_begin(t); /* ours is next */
 	}
 }
 

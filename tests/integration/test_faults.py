@@ -5,7 +5,8 @@ import signal
 import threading
 import unittest
 
-from harness import BoxTest, TEST_PLUGINS, PLUGINS, wait_for
+from events_util import EventsFromNow, ws_connect, ws_next
+from harness import ApiBoxTest, BoxTest, TEST_PLUGINS, PLUGINS, wait_for
 
 FAULTY = 0xF001
 WRONGABI = 0xF002
@@ -75,6 +76,86 @@ class CrashingPlugin(BoxTest):
                                        8000000).get("ok"),
                  timeout=15, what="hung worker replaced")
         self.assertOk(self.box.tune(1, "DVBT", 474000000, 8000000))
+
+
+DVBT = {"delivery_system": "DVBT", "bandwidth": 8000000}
+
+
+def dvbt(hz):
+    return dict(DVBT, frequency=hz)
+
+
+class StoppedWorker(ApiBoxTest):
+    """A worker that stops taking commands (SIGSTOP) is found by its
+    liveness watch: worker.hang, a kill and a restart."""
+    deadline_ms = 1000
+    daemon_extra = ("--deadline-ms", "1000")
+
+    def worker_pid(self, tuner):
+        ws = ws_connect(self.port, "since=0&tuner=%d" % tuner)
+        self.addCleanup(ws.close)
+        return ws_next(ws, lambda m: m.get("type") == "tuner.ready")["pid"]
+
+    def test_sigstop_is_a_hang_and_the_tuner_recovers(self):
+        pid = self.worker_pid(2)
+        events = EventsFromNow(self, "tuner=2")
+        os.kill(pid, signal.SIGSTOP)
+        r = self.api("POST", "/api/v1/tuners/2/tune", dvbt(474000000))
+        self.assertError(r, 504, "deadline")
+        hang = events.wait("worker.hang")
+        self.assertEqual(hang["pid"], pid, hang)
+        self.assertEqual(hang["op"], "tune", hang)
+        events.wait("worker.restart")
+        ready = events.wait("tuner.ready")
+        self.assertNotEqual(ready["pid"], pid, ready)
+        r = self.api("POST", "/api/v1/tuners/2/tune", dvbt(490000000))
+        self.assertEqual(r.status, 200, r)
+        t = self.api("GET", "/api/v1/tuners/2").json
+        self.assertEqual(t["state"], "ready", t)
+        # the other tuners never noticed
+        r = self.api("POST", "/api/v1/tuners/1/tune", dvbt(474000000))
+        self.assertEqual(r.status, 200, r)
+
+
+class InterruptedTuneEvents(ApiBoxTest):
+    """Every tuner.tune_started is closed by a tuner.tune, with an error
+    result when the worker crashed or hung in it."""
+    tuners = "mt2060,mt2060:0x%x,mt2060" % FAULTY
+    plugin_dirs = (PLUGINS, TEST_PLUGINS)
+    deadline_ms = 1000
+    daemon_extra = ("--deadline-ms", "1000")
+
+    def closed(self, events, hz, end_types):
+        """The tune at hz began: wait for its end (one of end_types) and
+        its closing tuner.tune, which must carry an error."""
+        def is_start(m):
+            return m.get("type") == "tuner.tune_started" and \
+                m["params"]["frequency"] == hz
+        first = ws_next(events.ws, lambda m: is_start(m) or
+                        m.get("type") in end_types)
+        if not is_start(first):
+            return None  # the worker was reaped before its start was read
+        tune = ws_next(events.ws, lambda m: m.get("type") == "tuner.tune")
+        self.assertEqual(tune["params"]["frequency"], hz, tune)
+        self.assertEqual(tune["result"], "unavailable", tune)
+        self.assertTrue(tune.get("message"), tune)
+        self.assertIsNone(tune["status"], tune)
+        return tune
+
+    def test_hung_tune_is_closed_with_an_error(self):
+        events = EventsFromNow(self, "tuner=2")
+        r = self.api("POST", "/api/v1/tuners/2/tune", dvbt(667000000))
+        self.assertError(r, 504, "deadline")
+        tune = self.closed(events, 667000000, ())
+        self.assertIsNotNone(tune)
+        events.wait("tuner.ready")
+
+    def test_crashed_tune_is_closed_with_an_error(self):
+        events = EventsFromNow(self, "tuner=2")
+        r = self.api("POST", "/api/v1/tuners/2/tune", dvbt(666000000))
+        self.assertError(r, 503, "unavailable")
+        self.closed(events, 666000000, ("worker.crash",))
+        events.wait("tuner.ready")
 
 
 class WrongAbiPlugin(BoxTest):

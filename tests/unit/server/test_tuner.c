@@ -3,10 +3,13 @@
  * The daemon's core end to end against a fake box: the INIT handshake,
  * LOAD_PLUGIN, ATTACH with real worker processes (the fixture plugin),
  * API requests, a crashing and a hanging worker restarted with their
- * params restored and their queued requests replayed, the queue bound,
+ * params restored and their queued requests replayed, a stopped worker
+ * (SIGSTOP) found by its liveness watch, every tune_started closed by a
+ * tuner.tune, the queue bound,
  * DETACH, and the stub going away and coming back.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -349,6 +352,41 @@ static void test_crash(void)
 	CHECK_EQ_INT(box_get(&box, &box.binds[1]), 2);
 }
 
+static long long freq_of(int i)
+{
+	json_t *ev = json_loads(seen.json[i], 0, NULL);
+	long long hz = json_integer_value(
+	    json_object_get(json_object_get(ev, "params"), "frequency"));
+
+	json_decref(ev);
+	return hz;
+}
+
+/* The newest tune_started at hz is followed by a tuner.tune at hz with
+ * this result. */
+static int tune_closed(long long hz, const char *result)
+{
+	int started = -1;
+
+	for (int i = 0; i < seen.n; i++)
+		if (!strcmp(seen.types[i], "tuner.tune_started") &&
+		    freq_of(i) == hz)
+			started = i;
+	for (int i = started + 1; started >= 0 && i < seen.n; i++) {
+		json_t *ev;
+		int ok;
+
+		if (strcmp(seen.types[i], "tuner.tune") || freq_of(i) != hz)
+			continue;
+		ev = json_loads(seen.json[i], 0, NULL);
+		ok = !strcmp(str_of(ev, "result"), result) &&
+		     str_of(ev, "message")[0] != '\0';
+		json_decref(ev);
+		return ok;
+	}
+	return 0;
+}
+
 static void test_hang(void)
 {
 	struct result hang, other;
@@ -368,6 +406,48 @@ static void test_hang(void)
 	CHECK_EQ_INT(s.counters.hangs, 1);
 	CHECK_EQ_INT(s.counters.timeouts, 1);
 	CHECK_EQ_INT(s.params.frequency, 474000000);
+	/* The killed tune is closed by its tuner.tune. */
+	CHECK(tune_closed(HANG_HZ, "unavailable"));
+}
+
+static int has_two(void *type)
+{
+	return count_type(type) == 2;
+}
+
+/* A worker that stops taking commands (SIGSTOP): nothing begins, the
+ * liveness watch calls it hung, kills it, and a new worker serves. */
+static void test_stopped(void)
+{
+	struct result sent, queued, after;
+	struct tuner_snapshot s;
+	pid_t pid;
+	json_t *ev;
+
+	CHECK_EQ_INT(snapshot_of(1, &s), 0);
+	pid = s.worker_pid;
+	CHECK(pid > 0 && kill(pid, SIGSTOP) == 0);
+	CHECK_EQ_INT(submit(1, TUNER_OP_TUNE, 490000000, &sent), 0);
+	CHECK(until(result_done, &sent, 3000));
+	CHECK_EQ_INT(sent.err, -ETIMEDOUT);
+	CHECK_EQ_INT(count_type("worker.hang"), 1);
+	/* Queued behind the stuck command: answered with an error, never
+	 * run late by the next worker. */
+	CHECK_EQ_INT(submit(1, TUNER_OP_TUNE, 498000000, &queued), 0);
+	CHECK(until(result_done, &queued, 3000));
+	CHECK(queued.err == -ETIMEDOUT || queued.err == -ECONNABORTED);
+	CHECK(until(has_two, "worker.hang", 3000));
+	CHECK(until(tuner1_ready, NULL, 3000));
+	ev = last_event("worker.hang");
+	CHECK(ev && !strcmp(str_of(ev, "op"), "tune"));
+	CHECK(ev && json_integer_value(json_object_get(ev, "pid")) == pid);
+	json_decref(ev);
+	CHECK_EQ_INT(snapshot_of(1, &s), 0);
+	CHECK(s.worker_pid > 0 && s.worker_pid != pid);
+	CHECK_EQ_INT(s.counters.hangs, 2);
+	/* Neither stale tune was applied. */
+	CHECK_EQ_INT(s.params.frequency, 474000000);
+	CHECK_EQ_INT(call(1, TUNER_OP_TUNE, 474000000, &after), 0);
 }
 
 static void test_queue_bound(void)
@@ -395,13 +475,26 @@ static void test_detach(void)
 	CHECK(count_type("tuner.detach") == 1);
 }
 
+static int started_more(void *before)
+{
+	return count_type("tuner.tune_started") > *(int *)before;
+}
+
 static void test_stub_gone(void)
 {
 	struct tuner_snapshot s;
 	struct result r;
 
+	struct result hung;
+	int started = count_type("tuner.tune_started");
+
+	/* A tune the stub's departure interrupts is closed too. */
+	CHECK_EQ_INT(submit(1, TUNER_OP_TUNE, HANG_HZ, &hung), 0);
+	CHECK(until(started_more, &started, 2000));
 	box_cmd(&box, BOX_DROP_CONTROL, 0);
 	CHECK(until(tuner1_offline, NULL, 2000));
+	CHECK(hung.done == 1 && hung.err != 0);
+	CHECK(tune_closed(HANG_HZ, "unavailable"));
 	CHECK(count_type("stub.disconnected") == 1);
 	CHECK_EQ_INT(submit(1, TUNER_OP_STATUS, 0, &r), -ENOTCONN);
 	/* The daemon reconnects; the box re-sends LOAD and ATTACH. */
@@ -435,6 +528,7 @@ int main(int argc, char **argv)
 	test_tune();
 	test_crash();
 	test_hang();
+	test_stopped();
 	test_queue_bound();
 	test_detach();
 	test_stub_gone();
