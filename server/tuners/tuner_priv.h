@@ -104,6 +104,22 @@ int tuner_worker_spawn(struct tuner *t);
 void tuner_worker_stop(struct tuner *t, const char *why);
 void tuner_watch_begin(struct tuner *t);
 void tuner_worker_reaped(struct tuner *t, int wstatus);
+
+/* tuner_report.c: what reports and ends become (counters, events). */
+struct wmsg_done;
+void tuner_describe_end(const struct tuner *t, pid_t pid, int st, char *buf,
+			size_t len);
+/* worker.crash or worker.exit (nothing after a hang kill: worker.hang). */
+void tuner_publish_end(struct tuner *t, pid_t pid, int st, const char *why);
+/* The command the worker died in never reports: its closing event. */
+void tuner_publish_lost(struct tuner *t, const char *why);
+/* Who the command's event names: the API label, else the origin (of
+ * the report m, or of the command the worker runs now). */
+const char *tuner_changed_by(const struct tuner *t, const struct wmsg_done *m);
+const char *tuner_changed_by_busy(const struct tuner *t);
+void tuner_count(struct tuner *t, const struct wmsg_done *m);
+void tuner_publish_done(struct tuner *t, const struct wmsg_done *m,
+			const char *by);
 void tuner_attach_reply(struct tuner *t, int err);
 
 #endif /* TUNERD_TUNER_PRIV_H */
