@@ -236,6 +236,32 @@ def _server_side(port, peer_port):
     return int(out[0]), received
 
 
+def read_to_close(sock):
+    """Everything the server sends until it closes the connection (a reset
+    counts as a close)."""
+    chunks = []
+    while True:
+        try:
+            chunk = sock.recv(65536)
+        except ConnectionResetError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def start_refused(box, config_path):
+    """Run a daemon on box with config_path that must refuse to start; its
+    exit status and everything it logged (stdout + stderr)."""
+    p = subprocess.run(
+        [os.path.join(BIN, "tunerd"), "--stub", "sim:" + box.sock,
+         "--plugin-dir", PLUGINS, "--listen", "127.0.0.1:%d" % free_port(),
+         "--config", config_path],
+        capture_output=True, text=True, timeout=20)
+    return p.returncode, p.stdout + p.stderr
+
+
 def wait_server_read(sock, port, sent, timeout=10.0):
     """Until the server (listening on port) has received and read the
     sent bytes sock sent it: for requests that get no answer until

@@ -9,7 +9,7 @@ import json
 import socket
 import unittest
 
-from harness import ApiBoxTest
+from harness import ApiBoxTest, read_to_close
 
 GET = b"GET /api/v1/box HTTP/1.1\r\nHost: x\r\n"
 
@@ -20,16 +20,7 @@ class RefusedHeads(ApiBoxTest):
         s = socket.create_connection(("127.0.0.1", self.port), timeout=10)
         self.addCleanup(s.close)
         s.sendall(data)
-        chunks = []
-        while True:
-            try:
-                chunk = s.recv(65536)
-            except ConnectionResetError:
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-        return b"".join(chunks)
+        return read_to_close(s)
 
     def assertRefused(self, data, status, code):
         """One JSON error answer with that status and code, then EOF."""

@@ -1,11 +1,10 @@
 # SPDX-License-Identifier: MIT
 """Tokens, roles and the loopback rule of the network API."""
 import os
-import subprocess
 import unittest
 
-from harness import (ApiBoxTest, BIN, PLUGINS, free_port, global_ipv4,
-                     http_request, wait_for)
+from harness import (ApiBoxTest, global_ipv4, http_request, start_refused,
+                     wait_for)
 
 DVBT_474 = {"delivery_system": "DVBT", "frequency": 474000000,
             "bandwidth": 8000000}
@@ -111,15 +110,10 @@ class BadConfig(ApiBoxTest):
                 path = os.path.join(self.dir, "bad.json")
                 with open(path, "w") as f:
                     f.write(text)
-                p = subprocess.run(
-                    [os.path.join(BIN, "tunerd"), "--stub",
-                     "sim:" + self.box.sock, "--plugin-dir", PLUGINS,
-                     "--listen", "127.0.0.1:%d" % free_port(),
-                     "--config", path],
-                    capture_output=True, text=True, timeout=20)
-                self.assertNotEqual(p.returncode, 0)
-                self.assertIn(needle, p.stdout + p.stderr)
-                self.assertNotIn("abcdefgh", p.stdout + p.stderr)
+                rc, log = start_refused(self.box, path)
+                self.assertNotEqual(rc, 0)
+                self.assertIn(needle, log)
+                self.assertNotIn("abcdefgh", log)
 
 
 if __name__ == "__main__":

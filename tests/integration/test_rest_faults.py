@@ -11,7 +11,7 @@ import time
 import unittest
 
 from events_util import EventsFromNow
-from harness import ApiBoxTest, wait_for
+from harness import ApiBoxTest, read_to_close, wait_for
 
 def cpu_seconds(pid):
     """User + system CPU time of a process so far."""
@@ -180,15 +180,7 @@ class Connections(ApiBoxTest):
             s = socket.create_connection(("127.0.0.1", self.port),
                                          timeout=10)
             s.sendall(b"GET /api/v1/box HTTP/1.1\r\nHost: x\r\n\r\n")
-            data = b""
-            while True:
-                try:
-                    chunk = s.recv(65536)
-                except ConnectionResetError:
-                    break
-                if not chunk:
-                    break
-                data += chunk
+            data = read_to_close(s)
             s.close()
             self.assertTrue(data.startswith(b"HTTP/1.1 503"), data)
             self.assertIn(b'"code":"unavailable"', data)
@@ -233,15 +225,7 @@ class Connections(ApiBoxTest):
         # limit); the 60 s socket timeout only fails a daemon that never
         # does.  How long it took is for bench/, not for a test.
         s.settimeout(60)
-        rest = b""
-        while True:
-            try:
-                chunk = s.recv(65536)
-            except ConnectionResetError:
-                break
-            if not chunk:
-                break
-            rest += chunk
+        rest = read_to_close(s)
         s.close()
         self.assertEqual((first + rest).count(b"HTTP/1.1 "), 1, first + rest)
 

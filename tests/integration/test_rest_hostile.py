@@ -6,11 +6,10 @@ import json
 import os
 import shutil
 import socket
-import subprocess
 import tempfile
 import unittest
 
-from harness import ApiBoxTest, BIN, PLUGINS, free_port
+from harness import ApiBoxTest, start_refused
 
 LEASE = "/api/v1/tuners/1/lease"
 TOKEN = "good-token-0123"
@@ -154,15 +153,10 @@ class TokenCharacters(ApiBoxTest):
                 with open(path, "w") as f:
                     f.write('{"tokens":[{"name":"odd","token":%s,'
                             '"role":"viewer"}]}' % json.dumps(secret))
-                p = subprocess.run(
-                    [os.path.join(BIN, "tunerd"), "--stub",
-                     "sim:" + self.box.sock, "--plugin-dir", PLUGINS,
-                     "--listen", "127.0.0.1:%d" % free_port(),
-                     "--config", path],
-                    capture_output=True, text=True, timeout=20)
-                self.assertNotEqual(p.returncode, 0)
-                self.assertIn('tokens[0] ("odd")', p.stdout + p.stderr)
-                self.assertNotIn(secret, p.stdout + p.stderr)
+                rc, log = start_refused(self.box, path)
+                self.assertNotEqual(rc, 0)
+                self.assertIn('tokens[0] ("odd")', log)
+                self.assertNotIn(secret, log)
 
 
 if __name__ == "__main__":
