@@ -38,11 +38,7 @@ typedef int (*cond_fn)(void *arg);
 
 static int until(cond_fn cond, void *arg, int ms)
 {
-	uint64_t end = loop_now_ms() + (uint64_t)ms;
-
-	while (!cond(arg) && loop_now_ms() < end)
-		loop_run_once(d.loop, 10);
-	return cond(arg);
+	return box_run_until(d.loop, cond, arg, ms);
 }
 
 static int box_field_set(void *arg)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "fake_stub.h"
+#include "loop.h"
 
 struct box_msg {
 	uint32_t op, arg;
@@ -267,4 +268,13 @@ int box_get(struct box *b, const int *field)
 	v = *field;
 	pthread_mutex_unlock(&b->lock);
 	return v;
+}
+
+int box_run_until(struct loop *l, int (*cond)(void *arg), void *arg, int ms)
+{
+	uint64_t end = loop_now_ms() + (uint64_t)ms;
+
+	while (!cond(arg) && loop_now_ms() < end)
+		loop_run_once(l, 10);
+	return cond(arg);
 }

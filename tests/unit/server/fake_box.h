@@ -52,4 +52,9 @@ void box_stop(struct box *b);
 /* Read an int field under the lock. */
 int box_get(struct box *b, const int *field);
 
+/* Turn the daemon's loop l until cond(arg) holds, at most ms; whether it
+ * holds.  The bound only fails a daemon that never gets there. */
+struct loop;
+int box_run_until(struct loop *l, int (*cond)(void *arg), void *arg, int ms);
+
 #endif /* TEST_FAKE_BOX_H */
