@@ -71,6 +71,11 @@ static const struct gen_image gen_images[] = {
     {XC3028_FW_SCODE | XC3028_FW_HAS_IF, 0, 5400, 0},
     {XC3028_FW_SCODE | XC3028_FW_HAS_IF, 0, 6200, 0},
     {XC3028_FW_SCODE | XC3028_FW_HAS_IF, 0, 6580, 0},
+    /* Analog SCODEs found by standard: NTSC-M-KR, PAL-B/G (every audio
+     * variant), PAL-I. */
+    {XC3028_FW_SCODE | XC3028_FW_HAS_IF, 0x8000, 4320, 0},
+    {XC3028_FW_SCODE | XC3028_FW_HAS_IF, 0xF00000007ull, 5320, 0},
+    {XC3028_FW_SCODE | XC3028_FW_HAS_IF, XC3028_STD_PAL_I, 6240, 0},
 };
 
 #define GEN_IMAGE_COUNT (sizeof(gen_images) / sizeof(gen_images[0]))
