@@ -446,7 +446,6 @@ static int xc3028_sleep(void *p)
 		return ret;
 	}
 	priv->asleep = 1;
-	priv->tuned = 0;
 	return 0;
 }
 
@@ -467,7 +466,8 @@ static int xc3028_read_lock(struct xc3028_priv *priv, uint16_t *lock)
 }
 
 /* The kernel's get_rf_strength then get_afc: each polls LOCK and, unless
- * it says "no lock", reads SNR or FREQ_ERROR.  Nothing while asleep. */
+ * it says "no lock", reads SNR or FREQ_ERROR.  Nothing while asleep; the
+ * chip is read before the first tune too, as the kernel does. */
 static int xc3028_get_status(void *p, struct tstub_status *st)
 {
 	struct xc3028_priv *priv = p;
@@ -476,10 +476,12 @@ static int xc3028_get_status(void *p, struct tstub_status *st)
 
 	memset(st, 0, sizeof(*st));
 	st->valid = TSTUB_ST_FE_STATUS | TSTUB_ST_PLL_LOCK;
-	if (!priv->tuned || priv->asleep)
+	if (priv->asleep)
 		return 0;
-	st->frequency = priv->frequency;
-	st->bandwidth = priv->bandwidth;
+	if (priv->tuned) {
+		st->frequency = priv->frequency;
+		st->bandwidth = priv->bandwidth;
+	}
 	ret = xc3028_read_lock(priv, &lock);
 	if (!ret && lock != XC3028_LOCK_NONE)
 		ret = xc3028_read_reg(priv, XC3028_REG_SNR, &snr);
@@ -491,7 +493,7 @@ static int xc3028_get_status(void *p, struct tstub_status *st)
 		xc3028_dbg(priv, "get_status failed: %d", ret);
 		return ret;
 	}
-	if (lock != XC3028_LOCK_LOCKED)
+	if (lock != XC3028_LOCK_LOCKED || !priv->tuned)
 		return 0;
 	st->pll_locked = 1;
 	st->fe_status = TSTUB_FE_HAS_SIGNAL | TSTUB_FE_HAS_CARRIER;
