@@ -406,6 +406,7 @@ int main(int argc, char **argv)
 	test_board_words();
 	test_firmware_versions();
 	test_init1();
+	test_old_scode();
 	test_failures();
 	test_probe_failures();
 	test_malformed();

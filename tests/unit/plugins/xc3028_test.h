@@ -65,6 +65,7 @@ void expect_reg_read(struct mock_events *want, uint16_t reg, uint16_t val);
 void test_board_words(void);
 void test_firmware_versions(void);
 void test_init1(void);
+void test_old_scode(void);
 void test_failures(void);
 void test_probe_failures(void);
 void test_malformed(void);

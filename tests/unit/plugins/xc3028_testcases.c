@@ -97,6 +97,39 @@ void test_firmware_versions(void)
 	check_version(0x0201, 0x1221, IMG_SCODE_4760, 0x00);
 }
 
+/* An SCODE table in the old layout: found by type and standard (no demod
+ * IF), the entry after its le16 length; a wrong length: nothing sent. */
+void test_old_scode(void)
+{
+	struct tstub_params p =
+	    mock_params(TSTUB_DELSYS_DVBT, 530 * MHZ, 8 * MHZ);
+	struct mock_events want = {0};
+	struct testfw other;
+	char path[64];
+	struct rig r;
+
+	testfw_build(&other, 0x0207, TESTFW_OLD_SCODE);
+	for (int bad = 0; bad < 2; bad++) {
+		if (bad)
+			other.file[other.image_offset[IMG_SCODE_3280] + 16] =
+			    13;
+		CHECK_EQ_INT(testfw_write(other.file, other.file_len, path), 0);
+		rig_probe(&r, 0xFFFFu << 8, path);
+		CHECK_EQ_INT(plugin->ops->set_params(r.priv, &p), 0);
+		expect_base(&want, &other, IMG_BASE_F8, 64);
+		expect_image(&want, &other, IMG_DTV8_D2620, 64);
+		if (!bad)
+			expect_scode(&want, &other, IMG_SCODE_3280, 0x80);
+		expect_readback(&want, 0x1227, 3028);
+		expect_tune(&want, divider(530 * MHZ, D78), 0, 0x80);
+		check_events(&r, &want, bad ? "old SCODE, bad" : "old SCODE");
+		rig_done(&r);
+		unlink(path);
+	}
+	testfw_free(&other);
+	mock_events_free(&want);
+}
+
 /* A file with INIT1: BASE INIT1 after BASE, found without F8MHZ. */
 void test_init1(void)
 {

@@ -171,7 +171,16 @@ int testfw_build(struct testfw *fw, uint16_t version, unsigned int flags)
 		img->type = testfw_specs[i].type;
 		img->std = testfw_specs[i].std;
 		img->if_khz = testfw_specs[i].if_khz;
-		if (img->type & T_SCODE) {
+		if (i == IMG_SCODE_3280 && flags & TESTFW_OLD_SCODE) {
+			/* The old layout: no IF, le16 12 before each entry. */
+			img->type = T_SCODE;
+			img->size = 16 * 14;
+			img->data = malloc(img->size);
+			for (size_t k = 0; k < img->size; k++)
+				img->data[k] = k % 14 == 0   ? 12
+					       : k % 14 == 1 ? 0
+							     : next_byte(&seed);
+		} else if (img->type & T_SCODE) {
 			img->size = testfw_specs[i].payload;
 			img->data = malloc(img->size);
 			for (size_t k = 0; k < img->size; k++)
@@ -263,8 +272,11 @@ void expect_scode(struct mock_events *want, const struct testfw *fw, int idx,
 {
 	uint8_t header[4] = {(uint8_t)(0x20 | flag), 0, 0, 0};
 
+	const struct image *img = &fw->img[idx];
+
 	mock_ev_write(want, CHIP_ADDR, header, 4);
-	mock_ev_write(want, CHIP_ADDR, fw->img[idx].data, 12);
+	mock_ev_write(want, CHIP_ADDR,
+		      img->data + (img->type & T_HAS_IF ? 0 : 2), 12);
 	mock_ev_write(want, CHIP_ADDR, (uint8_t[]){0x00, 0x8C}, 2);
 }
 

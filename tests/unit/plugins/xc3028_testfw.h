@@ -75,7 +75,8 @@ enum {
 	IMG_COUNT
 };
 
-#define TESTFW_INIT1 0x1u /* add a BASE INIT1 image */
+#define TESTFW_INIT1     0x1u /* add a BASE INIT1 image */
+#define TESTFW_OLD_SCODE 0x2u /* SCODE 3280 in the old layout, no IF */
 
 enum rec_kind { REC_DATA, REC_RESET, REC_CLK_RESET, REC_SLEEP };
 
