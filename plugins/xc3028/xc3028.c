@@ -2,11 +2,12 @@
 /*
  * xc3028.c - Xceive XC3028 tuner, 42-864 MHz, as a tunerd plugin.
  *
- * The chip runs firmware: a BASE image (F8MHZ for 7/8 MHz channels), an
- * optional INIT1, one standard image (DTV, ATSC, analog TV by v4l2
- * standard, FM) and an SCODE entry for the demodulator's IF.  The set is
- * uploaded after a reset whenever a tune needs a different one, then the
- * tune itself is a divider in 15.625 kHz steps.
+ * The chip runs firmware: a BASE image (F8MHZ for 7/8 MHz channels, FM
+ * for radio), an optional INIT1, one standard image (DTV, ATSC, analog TV
+ * by v4l2 standard, FM) and an SCODE entry for the demodulator's IF.  The
+ * bus traffic is that of Linux's tuner-xc2028 (plugins/README.md): no I2C
+ * at attach; each tune loads what changed, reads the chip's version back,
+ * then sends a divider in 15.625 kHz steps.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -64,8 +65,9 @@ static int xc3028_read_reg(struct xc3028_priv *priv, uint16_t reg,
 /*
  * DVB-T (and T2) and ATSC, by the kernel's xc2028_set_params(): the image
  * variant from the board word, the bandwidth class with its VHF-7/UHF-8
- * history (DTV78 once a 7 MHz VHF and an 8 MHz UHF channel came in a row,
- * whatever lies between them), and the demod's IF for the SCODE.
+ * history, and the demod's IF for the SCODE.  The history: a 7 MHz VHF
+ * tune sets VHF-7, an 8 MHz UHF tune UHF-8; 7 MHz in UHF clears UHF-8,
+ * 8 MHz in VHF clears VHF-7, 6 MHz clears both; DTV78 while both are set.
  */
 static int xc3028_req_digital(struct xc3028_priv *priv,
 			      const struct tstub_params *p,
