@@ -115,6 +115,8 @@ int http_front_stream_begin(struct http_front *f, struct MHD_Connection *c)
 
 	if (!f || !sc)
 		return -EINVAL;
+	if ((uintptr_t)*sc & MHD_CONN_STREAM)
+		return 0; /* counted already */
 	if (front_to_stream(f))
 		return -EBUSY;
 	*sc = (void *)((uintptr_t)*sc | MHD_CONN_STREAM);
