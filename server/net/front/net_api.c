@@ -180,6 +180,11 @@ int api_reload(struct daemon *d)
 		net->retired[net->nretired - 1].status_interval_ms)
 		log_warn("config: status_interval_ms applies at the next "
 			 "start");
+	if (net->cfg.max_request_connections !=
+		net->retired[net->nretired - 1].max_request_connections ||
+	    net->cfg.max_stream_connections !=
+		net->retired[net->nretired - 1].max_stream_connections)
+		log_warn("config: the connection caps apply at the next start");
 	log_loaded(net, "reloaded");
 	return 0;
 }
