@@ -3,7 +3,8 @@
  * api_config.h - the network API's configuration file (--config FILE):
  *   {"name":"box1",
  *    "tokens":[{"name":"ops","token":"...","role":"operator"}],
- *    "status_interval_ms":1000}
+ *    "status_interval_ms":1000,
+ *    "max_request_connections":256, "max_stream_connections":2048}
  * Every key is optional.  Tokens are kept only here and never logged.
  */
 #ifndef TUNERD_API_CONFIG_H
@@ -28,7 +29,12 @@ struct api_config {
 	struct api_token *tokens;
 	size_t ntokens;
 	long status_interval_ms; /* -1: not set */
+	/* The front's connection caps (http_front.h); -1: not set. */
+	long max_request_connections, max_stream_connections;
 };
+
+/* The largest connection cap the file or the command line may set. */
+#define API_CONNS_MAX 65536
 
 /* Defaults: no name, no tokens, interval not set. */
 void api_config_init(struct api_config *cfg);

@@ -67,6 +67,10 @@ const struct api_option api_options[] = {
     {"head-timeout-ms", 1, "MS",
      "a connection's whole request head must come within MS (default "
      "10000)"},
+    {"max-request-conns", 1, "N",
+     "request/response connections open at once (default 256)"},
+    {"max-stream-conns", 1, "N",
+     "event streams (WebSocket and SSE) open at once (default 2048)"},
     {NULL, 0, NULL, NULL},
 };
 
@@ -176,6 +180,11 @@ int api_reload(struct daemon *d)
 		net->retired[net->nretired - 1].status_interval_ms)
 		log_warn("config: status_interval_ms applies at the next "
 			 "start");
+	if (net->cfg.max_request_connections !=
+		net->retired[net->nretired - 1].max_request_connections ||
+	    net->cfg.max_stream_connections !=
+		net->retired[net->nretired - 1].max_stream_connections)
+		log_warn("config: the connection caps apply at the next start");
 	log_loaded(net, "reloaded");
 	return 0;
 }
@@ -207,6 +216,19 @@ static int set_option(struct net_api *net, const char *name, const char *value)
 		*(head ? &net->head_timeout_ms : &net->status_interval_cli) = v;
 		return 0;
 	}
+	if (!strcmp(name, "max-request-conns") ||
+	    !strcmp(name, "max-stream-conns")) {
+		errno = 0;
+		v = strtol(value, &end, 10);
+		if (errno || !*value || *end || v < 1 || v > API_CONNS_MAX) {
+			log_err("--%s: 1..%d, not %s", name, API_CONNS_MAX,
+				value);
+			return -EINVAL;
+		}
+		*(name[4] == 'r' ? &net->max_request_conns
+				 : &net->max_stream_conns) = v;
+		return 0;
+	}
 	log_err("unknown network option --%s", name);
 	return -EINVAL;
 }
@@ -229,6 +251,19 @@ int api_option(struct daemon *d, const char *name, const char *value)
 	d->api = NULL;
 	net_api_free(net);
 	return ret;
+}
+
+unsigned int net_api_max_conns(const struct net_api *net, int streams)
+{
+	long cli = streams ? net->max_stream_conns : net->max_request_conns;
+	long file = streams ? net->cfg.max_stream_connections
+			    : net->cfg.max_request_connections;
+
+	if (cli > 0)
+		return (unsigned int)cli;
+	if (file > 0)
+		return (unsigned int)file;
+	return streams ? HTTP_FRONT_MAX_STREAMS : HTTP_FRONT_MAX_REQUESTS;
 }
 
 long net_api_status_interval_ms(const struct daemon *d)

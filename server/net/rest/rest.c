@@ -36,6 +36,15 @@ void *rest_uri_log(void *cls, const char *uri, struct MHD_Connection *c)
 		r->net = cls;
 		r->conn = c;
 		r->uri_len = uri ? strlen(uri) : 0;
+		/* Only the event stream can be upgraded: its target, as the
+		 * client sent it, goes to the WebSocket server then.  (MHD
+		 * unescapes the URI in place after this callback.) */
+		if (r->uri_len <= REST_URI_MAX &&
+		    !strncmp(uri, REST_EVENTS_PATH,
+			     sizeof(REST_EVENTS_PATH) - 1) &&
+		    (uri[sizeof(REST_EVENTS_PATH) - 1] == '\0' ||
+		     uri[sizeof(REST_EVENTS_PATH) - 1] == '?'))
+			r->target = strdup(uri);
 	}
 	return r;
 }
@@ -69,6 +78,7 @@ void rest_request_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 	waiting_unlink(r);
 	json_decref(r->reply);
 	free(r->body);
+	free(r->target);
 	free(r);
 	*req_cls = NULL;
 }
@@ -539,7 +549,8 @@ static enum MHD_Result dispatch(struct rest_req *r, const char *url,
 	return route_call(r, url);
 }
 
-static enum MHD_Result first_call(struct rest_req *r, const char *method)
+static enum MHD_Result first_call(struct rest_req *r, const char *method,
+				  const char *version)
 {
 	const char *cl = MHD_lookup_connection_value(
 	    r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
@@ -556,6 +567,9 @@ static enum MHD_Result first_call(struct rest_req *r, const char *method)
 				  json_pack("{s:i}", "max", REST_BODY_MAX),
 				  "the body is larger than %d bytes",
 				  REST_BODY_MAX);
+	if (r->target && !r->net->stopping && !strcmp(method, "GET") &&
+	    rest_wants_websocket(r->conn))
+		return rest_upgrade(r, version);
 	return MHD_YES;
 }
 
@@ -568,12 +582,11 @@ enum MHD_Result rest_access_handler(void *cls, struct MHD_Connection *c,
 	struct rest_req *r = *req_cls;
 
 	(void)cls;
-	(void)version;
 	if (!r)
 		return MHD_NO; /* out of memory at the head */
 	r->conn = c;
 	if (!r->started)
-		return first_call(r, method);
+		return first_call(r, method, version);
 	if (*upload_data_size) {
 		if (collect(r, upload_data, *upload_data_size) < 0)
 			return MHD_NO;

@@ -23,6 +23,8 @@ struct net_api;
  * to refuse it by) is read to its end and discarded, for its 413. */
 #define REST_BODY_MAX (64 * 1024)
 #define REST_URI_MAX  2048
+/* The event stream, the one path a WebSocket upgrade may ask for. */
+#define REST_EVENTS_PATH "/api/v1/events"
 
 enum rest_route {
 	ROUTE_NONE = 0,
@@ -44,8 +46,9 @@ struct rest_req {
 	struct net_api *net;
 	struct MHD_Connection *conn;
 	size_t uri_len;
-	int started; /* the head was seen */
-	int sse;     /* handed to sse_handle() */
+	char *target; /* the event stream's request target, as sent */
+	int started;  /* the head was seen */
+	int sse;      /* handed to sse_handle() */
 	char *body;
 	size_t body_len, body_cap;
 	int too_large;
@@ -78,6 +81,11 @@ enum MHD_Result rest_access_handler(void *cls, struct MHD_Connection *c,
 void *rest_uri_log(void *cls, const char *uri, struct MHD_Connection *c);
 void rest_request_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 			    enum MHD_RequestTerminationCode toe);
+/* Does the request on c ask for "Upgrade: websocket"? (rest_upgrade.c) */
+int rest_wants_websocket(struct MHD_Connection *c);
+/* Move r's connection (its target is the event stream's) to the
+ * WebSocket server, or answer why not: MHD_NO once it moved. */
+enum MHD_Result rest_upgrade(struct rest_req *r, const char *version);
 /* Shutdown: cancel the command of every suspended request and resume it
  * with a 503. */
 void rest_cancel_waiting(struct net_api *net);
