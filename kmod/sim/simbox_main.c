@@ -58,6 +58,10 @@ static void usage(FILE *f, const char *prog)
 		"  --trace FILE        log every I2C segment\n"
 		"  --nak-rate X        NAK probability per I2C segment, 0..1\n"
 		"  --seed N            randomness seed (default 1)\n"
+		"  --card-dir DIR      test card clips made by ffmpeg (default: "
+		"tscard/ beside\n"
+		"                      the socket)\n"
+		"  --no-card           streams carry empty PES, no test card\n"
 		"  -v                  more logging (repeat for every "
 		"message)\n",
 		prog, SIMBOX_DEFAULT_TUNERS, SIM_BOX_DEADLINE_MS_DEFAULT);
@@ -157,6 +161,12 @@ static int parse_option(struct simbox_opts *o, int opt, const char *arg)
 	case 'v':
 		o->cfg.verbosity++;
 		return 0;
+	case 'C':
+		o->cfg.card_dir = arg;
+		return 0;
+	case 'N':
+		o->cfg.no_card = true;
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -175,6 +185,8 @@ static int parse_args(struct simbox_opts *o, int argc, char **argv)
 	    {"trace", required_argument, NULL, 'T'},
 	    {"nak-rate", required_argument, NULL, 'n'},
 	    {"seed", required_argument, NULL, 'r'},
+	    {"card-dir", required_argument, NULL, 'C'},
+	    {"no-card", no_argument, NULL, 'N'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
