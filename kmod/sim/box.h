@@ -57,7 +57,7 @@ struct sim_box_config {
 	 * NULL: "tscard" beside the stub socket.  no_card: empty PES only. */
 	const char *card_dir;
 	bool no_card;
-	int verbosity;             /* 0 warnings, 1 info, 2 every message */
+	int verbosity; /* 0 warnings, 1 info, 2 every message */
 };
 
 /* Returns NULL with a reason in err on failure (socket in use, unknown
@@ -171,14 +171,15 @@ bool sim_box_daemon_ready(const struct sim_box *box);
  */
 struct sim_box_stream_stats {
 	uint32_t connections;
-	bool locked;          /* streaming now */
-	int carrier;          /* env index of the multiplex, -1: none */
-	uint32_t bitrate;     /* of the multiplex, bit/s */
-	uint64_t packets;     /* generated since the multiplex was tuned */
+	bool locked;      /* streaming now */
+	int carrier;      /* env index of the multiplex, -1: none */
+	uint32_t bitrate; /* of the multiplex, bit/s */
+	uint64_t packets; /* generated since the multiplex was tuned */
 	uint64_t null_packets;
 	uint64_t cc_errors;   /* packets lost on purpose (low CNR) */
 	uint64_t tei_packets; /* TEI-marked (low CNR) */
 	uint64_t dropped;     /* packets connections were too slow for */
+	uint64_t lock_checks; /* demodulator looked at while connected */
 };
 
 /* 0 or -ENOENT. */

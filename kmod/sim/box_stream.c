@@ -24,12 +24,12 @@
 #include "ts_mux.h"
 #include "ts_pkt.h"
 
-#define STREAM_TICK_NS     4000000ull  /* 4 ms */
-#define STREAM_LOCK_TICKS  5           /* lock checked every 20 ms */
-#define STREAM_CARD_TICKS  25          /* ffmpeg reaped every 100 ms */
-#define STREAM_MAX_BEHIND  100000000ull /* a stall longer is skipped */
-#define STREAM_SNDBUF      (1 << 20)
-#define STREAM_MAX_CONNS   16
+#define STREAM_TICK_NS    4000000ull   /* 4 ms */
+#define STREAM_LOCK_TICKS 5            /* lock checked every 20 ms */
+#define STREAM_CARD_TICKS 25           /* ffmpeg reaped every 100 ms */
+#define STREAM_MAX_BEHIND 100000000ull /* a stall longer is skipped */
+#define STREAM_SNDBUF     (1 << 20)
+#define STREAM_MAX_CONNS  16
 
 struct stream_conn {
 	struct box_list link;
@@ -53,6 +53,7 @@ struct box_stream {
 	uint8_t *buf;
 	size_t buf_packets;
 	uint64_t dropped;
+	uint64_t lock_checks;
 };
 
 static void conn_close(struct stream_conn *c)
@@ -134,6 +135,7 @@ static void stream_check_lock(struct box_stream *st)
 	struct tstub_status status;
 	bool lock = box_demod_measure(c, NULL, &r, &status);
 
+	st->lock_checks++;
 	if (lock && (!st->mux || ts_mux_carrier(st->mux) != r.carrier)) {
 		ts_mux_free(st->mux);
 		st->mux = ts_mux_new(c->box->env, r.carrier, c->box->cards,
@@ -146,10 +148,10 @@ static void stream_check_lock(struct box_stream *st)
 		st->sent = 0;
 	}
 	if (lock)
-		ts_mux_set_margin(st->mux,
-				  r.cnr_db - sim_rf_cnr_threshold(
-						 c->box->env->carriers[r.carrier]
-						     .delsys));
+		ts_mux_set_margin(
+		    st->mux,
+		    r.cnr_db - sim_rf_cnr_threshold(
+				   c->box->env->carriers[r.carrier].delsys));
 	st->locked = lock;
 }
 
@@ -158,7 +160,8 @@ static void stream_pump(struct box_stream *st)
 	uint64_t now = box_now_ns(), due;
 	double rate = ts_mux_bitrate(st->mux) / (TS_PACKET * 8.0);
 
-	if (now - st->t0_ns > STREAM_MAX_BEHIND + (uint64_t)(st->sent / rate * 1e9)) {
+	if (now - st->t0_ns >
+	    STREAM_MAX_BEHIND + (uint64_t)(st->sent / rate * 1e9)) {
 		/* the box stalled: skip the gap rather than burst it */
 		st->t0_ns = now - (uint64_t)(st->sent / rate * 1e9);
 	}
@@ -173,8 +176,9 @@ static void stream_pump(struct box_stream *st)
 		st->sent += n;
 		for (; it != &st->conns; it = next) {
 			next = it->next;
-			conn_send(box_container_of(it, struct stream_conn, link),
-				  st->buf, n);
+			conn_send(
+			    box_container_of(it, struct stream_conn, link),
+			    st->buf, n);
 		}
 	}
 }
@@ -210,8 +214,10 @@ static void on_accept(struct loop *l, int fd, unsigned int events, void *arg)
 	if (cfd < 0)
 		return;
 	if (st->nconns >= STREAM_MAX_CONNS || !(c = calloc(1, sizeof(*c)))) {
-		box_log(st->client->box, 0, "client %u: stream connection "
-			"refused (at most %d)", st->client->id, STREAM_MAX_CONNS);
+		box_log(st->client->box, 0,
+			"client %u: stream connection "
+			"refused (at most %d)",
+			st->client->id, STREAM_MAX_CONNS);
 		close(cfd);
 		return;
 	}
@@ -295,8 +301,8 @@ static void stream_free(struct box_stream *st)
 	struct loop *l = st->client->box->loop;
 
 	while (!box_list_empty(&st->conns))
-		conn_close(box_container_of(st->conns.next,
-					    struct stream_conn, link));
+		conn_close(
+		    box_container_of(st->conns.next, struct stream_conn, link));
 	loop_del_timer(l, st->timer);
 	if (st->listen_fd >= 0) {
 		loop_del_fd(l, st->listen_fd);
@@ -342,5 +348,6 @@ int sim_box_stream_stats(const struct sim_box *box, uint32_t client,
 	out->cc_errors = ms.cc_errors;
 	out->tei_packets = ms.tei_packets;
 	out->dropped = st->dropped;
+	out->lock_checks = st->lock_checks;
 	return 0;
 }

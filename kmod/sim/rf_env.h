@@ -41,8 +41,9 @@ enum sim_service_type {
 
 /* What the transport stream of a digital carrier carries. */
 struct sim_mux_params {
-	uint16_t tsid, onid, nid; /* transport stream, original network, network */
-	uint8_t bits;             /* per cell: 2 QPSK, 4 QAM16, 6 QAM64, 8 QAM256 */
+	uint16_t tsid, onid,
+	    nid;      /* transport stream, original network, network */
+	uint8_t bits; /* per cell: 2 QPSK, 4 QAM16, 6 QAM64, 8 QAM256 */
 	uint8_t fec_num, fec_den; /* inner code rate */
 	uint16_t guard_den;       /* guard interval 1/N */
 	uint8_t fft_k;            /* FFT size in K: 1, 2, 4, 8, 16, 32 */
@@ -53,8 +54,8 @@ struct sim_mux_params {
 
 struct sim_service {
 	uint16_t sid;
-	uint16_t lcn;  /* logical channel number, 0..1023 */
-	uint8_t type;  /* enum sim_service_type */
+	uint16_t lcn; /* logical channel number, 0..1023 */
+	uint8_t type; /* enum sim_service_type */
 	uint16_t pmt_pid;
 	uint16_t video_pid; /* 0: none (radio) */
 	uint16_t audio_pid;
@@ -68,7 +69,7 @@ struct sim_carrier {
 	double level_dbm;
 	double cnr_db;
 	char label[SIM_RF_LABEL_LEN];
-	bool digital;           /* carries a transport stream */
+	bool digital; /* carries a transport stream */
 	struct sim_mux_params mux;
 	uint32_t first_service; /* index into the env's services */
 	uint32_t nservices;

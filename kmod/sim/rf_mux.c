@@ -84,8 +84,8 @@ uint32_t sim_mux_bitrate(uint32_t delsys, uint32_t bandwidth,
 		return m->bitrate;
 	switch (delsys) {
 	case TSTUB_DELSYS_DVBT:
-		rate = 6.75e6 * bw * m->bits * fec * 188.0 / 204.0 /
-		       (1.0 + guard);
+		rate =
+		    6.75e6 * bw * m->bits * fec * 188.0 / 204.0 / (1.0 + guard);
 		break;
 	case TSTUB_DELSYS_DVBT2:
 		rate = 7.597e6 * bw * m->bits * fec / (1.0 + guard);
@@ -185,8 +185,9 @@ static int mux_field(const char *key, const char *v, struct sim_mux_params *m)
 			   ? -EINVAL
 			   : 0;
 	if (!strcmp(key, "fft")) {
-		if (sscanf(v, "%lu", &n) != 1 || strcmp(v + strspn(v, "0123456789"), "k") ||
-		    (n & (n - 1)) || n < 1 || n > 32)
+		if (sscanf(v, "%lu", &n) != 1 ||
+		    strcmp(v + strspn(v, "0123456789"), "k") || (n & (n - 1)) ||
+		    n < 1 || n > 32)
 			return -EINVAL;
 		m->fft_k = (uint8_t)n;
 		return 0;
@@ -208,8 +209,7 @@ static int mux_field(const char *key, const char *v, struct sim_mux_params *m)
 	return 0;
 }
 
-int sim_mux_parse(char *fields, struct sim_carrier *c, char *why,
-		  size_t whylen)
+int sim_mux_parse(char *fields, struct sim_carrier *c, char *why, size_t whylen)
 {
 	struct sim_mux_params m = c->mux;
 	char *tok;
@@ -294,7 +294,8 @@ static const char *service_clash(const struct sim_rf_env *env,
 	if (mine[0] == mine[2] || mine[0] == mine[1] || mine[1] == mine[2])
 		return "PIDs of the service clash";
 	for (uint32_t i = 0; i < c->nservices; i++) {
-		const struct sim_service *o = &env->services[c->first_service + i];
+		const struct sim_service *o =
+		    &env->services[c->first_service + i];
 		uint16_t theirs[3] = {o->pmt_pid, o->video_pid, o->audio_pid};
 
 		if (o->sid == s->sid)
@@ -302,7 +303,8 @@ static const char *service_clash(const struct sim_rf_env *env,
 		for (int a = 0; a < 3; a++)
 			for (int b = 0; b < 3; b++)
 				if (mine[a] && mine[a] == theirs[b])
-					return "PID used twice in the multiplex";
+					return "PID used twice in the "
+					       "multiplex";
 	}
 	return NULL;
 }
@@ -348,9 +350,10 @@ int sim_service_parse(char *fields, struct sim_rf_env *env,
 	}
 	if (env->nservices >= SIM_RF_MAX_SERVICES ||
 	    c->nservices >= SIM_RF_MUX_MAX_SERVICES) {
-		snprintf(why, whylen, "too many services (%d a multiplex, %d "
-			 "in all)", SIM_RF_MUX_MAX_SERVICES,
-			 SIM_RF_MAX_SERVICES);
+		snprintf(why, whylen,
+			 "too many services (%d a multiplex, %d "
+			 "in all)",
+			 SIM_RF_MUX_MAX_SERVICES, SIM_RF_MAX_SERVICES);
 		return -EINVAL;
 	}
 	env->services[env->nservices++] = s;

@@ -35,36 +35,37 @@ struct simbox_opts {
 
 static void usage(FILE *f, const char *prog)
 {
-	fprintf(f,
-		"usage: %s [options]\n"
-		"  --socket PATH       stub socket for the daemon (default\n"
-		"                      $XDG_RUNTIME_DIR/tunerd/sim.sock or "
-		"/run/tunerd/sim.sock)\n"
-		"  --app-socket PATH   JSON-lines socket for applications "
-		"(default: app.sock\n"
-		"                      beside the stub socket)\n"
-		"  --tuners LIST       chip models, comma-separated; NAME:ID "
-		"announces chip id ID\n"
-		"                      (default %s)\n"
-		"  --env FILE          RF environment (default: empty "
-		"spectrum)\n"
-		"  --firmware FILE     XC3028 firmware (default: a synthetic "
-		"one beside the socket)\n"
-		"  --i2c-khz N         I2C bus clock, 0 = instant (default "
-		"400)\n"
-		"  --settle-scale X    chip settle times vs hardware (default "
-		"1.0)\n"
-		"  --deadline-ms N     request deadline (default %d)\n"
-		"  --trace FILE        log every I2C segment\n"
-		"  --nak-rate X        NAK probability per I2C segment, 0..1\n"
-		"  --seed N            randomness seed (default 1)\n"
-		"  --card-dir DIR      test card clips made by ffmpeg (default: "
-		"tscard/ beside\n"
-		"                      the socket)\n"
-		"  --no-card           streams carry empty PES, no test card\n"
-		"  -v                  more logging (repeat for every "
-		"message)\n",
-		prog, SIMBOX_DEFAULT_TUNERS, SIM_BOX_DEADLINE_MS_DEFAULT);
+	fprintf(
+	    f,
+	    "usage: %s [options]\n"
+	    "  --socket PATH       stub socket for the daemon (default\n"
+	    "                      $XDG_RUNTIME_DIR/tunerd/sim.sock or "
+	    "/run/tunerd/sim.sock)\n"
+	    "  --app-socket PATH   JSON-lines socket for applications "
+	    "(default: app.sock\n"
+	    "                      beside the stub socket)\n"
+	    "  --tuners LIST       chip models, comma-separated; NAME:ID "
+	    "announces chip id ID\n"
+	    "                      (default %s)\n"
+	    "  --env FILE          RF environment (default: empty "
+	    "spectrum)\n"
+	    "  --firmware FILE     XC3028 firmware (default: a synthetic "
+	    "one beside the socket)\n"
+	    "  --i2c-khz N         I2C bus clock, 0 = instant (default "
+	    "400)\n"
+	    "  --settle-scale X    chip settle times vs hardware (default "
+	    "1.0)\n"
+	    "  --deadline-ms N     request deadline (default %d)\n"
+	    "  --trace FILE        log every I2C segment\n"
+	    "  --nak-rate X        NAK probability per I2C segment, 0..1\n"
+	    "  --seed N            randomness seed (default 1)\n"
+	    "  --card-dir DIR      test card clips made by ffmpeg (default: "
+	    "tscard/ beside\n"
+	    "                      the socket)\n"
+	    "  --no-card           streams carry empty PES, no test card\n"
+	    "  -v                  more logging (repeat for every "
+	    "message)\n",
+	    prog, SIMBOX_DEFAULT_TUNERS, SIM_BOX_DEADLINE_MS_DEFAULT);
 }
 
 static int parse_num(const char *s, double min, double max, double *out)

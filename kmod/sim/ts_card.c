@@ -64,8 +64,8 @@ static void card_shift_pes(uint8_t *p, uint64_t shift)
 	int off = ts_payload_offset(p);
 	uint8_t *pes = p + off;
 
-	if (off < 0 || !ts_payload_start(p) || off + 19 > TS_PACKET ||
-	    pes[0] || pes[1] || pes[2] != 1)
+	if (off < 0 || !ts_payload_start(p) || off + 19 > TS_PACKET || pes[0] ||
+	    pes[1] || pes[2] != 1)
 		return;
 	if (pes[7] & 0x80)
 		ts_put_timestamp(pes + 9, (pes[7] & 0x40) ? 3 : 2,
@@ -117,7 +117,8 @@ static int card_index(struct ts_card *card, uint8_t *all, size_t n)
 		    (pid != TS_CARD_VIDEO_PID && pid != TS_CARD_AUDIO_PID))
 			continue;
 		card_shift_pes(p, val[0] / 300);
-		memcpy(card->packets + card->npackets * TS_PACKET, p, TS_PACKET);
+		memcpy(card->packets + card->npackets * TS_PACKET, p,
+		       TS_PACKET);
 		card->due[card->npackets++] = due < 0 ? 0 : (uint64_t)due;
 	}
 	rc = card->npackets ? 0 : -EINVAL;
@@ -163,7 +164,13 @@ void ts_card_free(struct ts_card *card)
 
 /* ------------------------------------------------------------------ */
 
-enum card_state { CARD_NONE, CARD_WANTED, CARD_MAKING, CARD_READY, CARD_FAILED };
+enum card_state {
+	CARD_NONE,
+	CARD_WANTED,
+	CARD_MAKING,
+	CARD_READY,
+	CARD_FAILED
+};
 
 struct card_slot {
 	enum card_state state;
@@ -203,8 +210,8 @@ struct ts_cards *ts_cards_new(const char *dir, const struct sim_rf_env *env,
 	cs->dir = strdup(dir);
 	cs->env = env;
 	cs->verbosity = verbosity;
-	cs->slots = calloc(env->nservices ? env->nservices : 1,
-			   sizeof(*cs->slots));
+	cs->slots =
+	    calloc(env->nservices ? env->nservices : 1, sizeof(*cs->slots));
 	if (!cs->dir || !cs->slots) {
 		ts_cards_free(cs);
 		return NULL;
@@ -264,8 +271,8 @@ static int card_spawn(struct ts_cards *cs, size_t i)
 	card_filter(cs, i, vf, sizeof(vf));
 	snprintf(sine, sizeof(sine), "sine=frequency=%u:sample_rate=48000",
 		 440u + 110u * (unsigned int)(i % 8));
-	const char *head[] = {"ffmpeg", "-nostdin", "-hide_banner", "-loglevel",
-			      "error", "-y"};
+	const char *head[] = {"ffmpeg",    "-nostdin", "-hide_banner",
+			      "-loglevel", "error",    "-y"};
 	for (size_t k = 0; k < sizeof(head) / sizeof(head[0]); k++)
 		argv[n++] = (char *)head[k];
 	if (!radio) {
@@ -278,19 +285,21 @@ static int card_spawn(struct ts_cards *cs, size_t i)
 		argv[n++] = (char *)a[k];
 	if (!radio) {
 		const char *v[] = {
-		    "-map", "0:v", "-map", "1:a", "-c:v", "mpeg2video",
-		    "-b:v", "1500k", "-maxrate", "1500k", "-bufsize", "1000k",
-		    "-g", "12", "-bf", "2", "-flags", "+cgop",
-		    "-sc_threshold", "1000000000", "-pix_fmt", "yuv420p",
-		    "-streamid", "0:256", "-streamid", "1:257"};
+		    "-map",      "0:v",        "-map",          "1:a",
+		    "-c:v",      "mpeg2video", "-b:v",          "1500k",
+		    "-maxrate",  "1500k",      "-bufsize",      "1000k",
+		    "-g",        "12",         "-bf",           "2",
+		    "-flags",    "+cgop",      "-sc_threshold", "1000000000",
+		    "-pix_fmt",  "yuv420p",    "-streamid",     "0:256",
+		    "-streamid", "1:257"};
 		for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++)
 			argv[n++] = (char *)v[k];
 	} else {
 		argv[n++] = "-streamid";
 		argv[n++] = "0:257";
 	}
-	const char *tail[] = {"-c:a", "mp2", "-b:a", "128k", "-ac", "2",
-			      "-f", "mpegts", out};
+	const char *tail[] = {"-c:a", "mp2", "-b:a",   "128k", "-ac",
+			      "2",    "-f",  "mpegts", out};
 	for (size_t k = 0; k < sizeof(tail) / sizeof(tail[0]); k++)
 		argv[n++] = (char *)tail[k];
 	argv[n] = NULL;

@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ts_psi.h"
 #include "ts_pkt.h"
+#include "ts_psi.h"
 
 #define MUX_MS          (TS_CLOCK / 1000)
 #define MUX_PACKET_27M  (TS_CLOCK * TS_PACKET * 8) /* ticks x bit/s */
@@ -126,8 +126,8 @@ struct ts_mux *ts_mux_new(const struct sim_rf_env *env, int carrier,
 	m->rng = seed * 2654435761u + 1;
 	m->pcr_base = (uint64_t)mux_rand(m) * 300;
 	m->nservices = m->carrier->nservices;
-	m->services = calloc(m->nservices ? m->nservices : 1,
-			     sizeof(*m->services));
+	m->services =
+	    calloc(m->nservices ? m->nservices : 1, sizeof(*m->services));
 	if (!m->services || mux_tables(m)) {
 		ts_mux_free(m);
 		return NULL;
@@ -137,8 +137,8 @@ struct ts_mux *ts_mux_new(const struct sim_rf_env *env, int carrier,
 
 		s->env_index = m->carrier->first_service + i;
 		s->svc = &env->services[s->env_index];
-		s->pcr_pid = s->svc->video_pid ? s->svc->video_pid
-					       : s->svc->audio_pid;
+		s->pcr_pid =
+		    s->svc->video_pid ? s->svc->video_pid : s->svc->audio_pid;
 		s->next_audio = MUX_EMPTY_AUDIO / 2;
 		s->card = ts_cards_get(cards, s->env_index);
 	}
@@ -245,14 +245,20 @@ static uint64_t mux_es_due(const struct mux_service *s)
 }
 
 /* A PES header with no data: the timestamps, stuffing before it. */
-static void mux_empty_pes(struct ts_mux *m, struct mux_service *s,
-			  uint8_t *p)
+static void mux_empty_pes(struct ts_mux *m, struct mux_service *s, uint8_t *p)
 {
 	bool video = s->svc->video_pid && s->next_video <= s->next_audio;
 	uint64_t due = video ? s->next_video : s->next_audio;
 	uint64_t pts = (m->pcr_base + due + MUX_PTS_DELAY) / 300;
-	uint8_t pes[19] = {0, 0, 1, video ? 0xe0 : 0xc0, 0, video ? 13 : 8,
-			   0x80, video ? 0xc0 : 0x80, video ? 10 : 5};
+	uint8_t pes[19] = {0,
+			   0,
+			   1,
+			   video ? 0xe0 : 0xc0,
+			   0,
+			   video ? 13 : 8,
+			   0x80,
+			   video ? 0xc0 : 0x80,
+			   video ? 10 : 5};
 	size_t len = video ? 19 : 14;
 	uint16_t pid = video ? s->svc->video_pid : s->svc->audio_pid;
 
@@ -278,8 +284,7 @@ static void mux_empty_pes(struct ts_mux *m, struct mux_service *s,
 	}
 }
 
-static void mux_card_packet(struct ts_mux *m, struct mux_service *s,
-			    uint8_t *p)
+static void mux_card_packet(struct ts_mux *m, struct mux_service *s, uint8_t *p)
 {
 	const uint8_t *src = s->card->packets + s->card_pos * TS_PACKET;
 	bool video = ts_pid(src) == TS_CARD_VIDEO_PID;
@@ -291,7 +296,8 @@ static void mux_card_packet(struct ts_mux *m, struct mux_service *s,
 	if (ts_has_payload(p))
 		ts_set_cc(p, video ? s->cc_video++ : s->cc_audio++);
 	else
-		ts_set_cc(p, (uint8_t)((video ? s->cc_video : s->cc_audio) - 1));
+		ts_set_cc(p,
+			  (uint8_t)((video ? s->cc_video : s->cc_audio) - 1));
 	if (ts_has_pcr(p)) {
 		ts_put_pcr(p, (m->pcr_base + m->clock) % TS_PCR_MODULUS);
 		s->next_pcr = m->clock + TS_MUX_PCR_MS * MUX_MS;

@@ -15,17 +15,18 @@
 
 #include <dvbpsi/dvbpsi.h>
 #include <dvbpsi/psi.h>
+/* the rest of libdvbpsi needs the two above */
 #include <dvbpsi/descriptor.h>
-#include <dvbpsi/pat.h>
-#include <dvbpsi/pmt.h>
-#include <dvbpsi/sdt.h>
-#include <dvbpsi/nit.h>
-#include <dvbpsi/tot.h>
 #include <dvbpsi/dr_40.h>
 #include <dvbpsi/dr_41.h>
 #include <dvbpsi/dr_48.h>
 #include <dvbpsi/dr_5a.h>
 #include <dvbpsi/dr_83.h>
+#include <dvbpsi/nit.h>
+#include <dvbpsi/pat.h>
+#include <dvbpsi/pmt.h>
+#include <dvbpsi/sdt.h>
+#include <dvbpsi/tot.h>
 
 #include "ts_pkt.h"
 

@@ -15,15 +15,16 @@
 
 #include <dvbpsi/dvbpsi.h>
 #include <dvbpsi/psi.h>
-#include <dvbpsi/descriptor.h>
+/* the rest of libdvbpsi needs the two above */
 #include <dvbpsi/demux.h>
+#include <dvbpsi/descriptor.h>
+#include <dvbpsi/dr_48.h>
+#include <dvbpsi/dr_83.h>
+#include <dvbpsi/nit.h>
 #include <dvbpsi/pat.h>
 #include <dvbpsi/pmt.h>
 #include <dvbpsi/sdt.h>
-#include <dvbpsi/nit.h>
 #include <dvbpsi/tot.h>
-#include <dvbpsi/dr_48.h>
-#include <dvbpsi/dr_83.h>
 
 #include "check.h"
 #include "rf_env.h"
@@ -47,15 +48,20 @@ static void test_parse(void)
 	struct sim_rf_env *env = sim_rf_env_parse(env_text, err, sizeof(err));
 	static const char *bad[] = {
 	    "MUX tsid=1\n",
-	    "RADIO 88800000 200000 -48 38\n  SERVICE 1 1 radio 256 - 257 \"x\"\n",
+	    "RADIO 88800000 200000 -48 38\n  SERVICE 1 1 radio 256 - 257 "
+	    "\"x\"\n",
 	    "DVBT 490000000 8000000 -52 30\n  MUX tsid=70000\n",
 	    "DVBT 490000000 8000000 -52 30\n  MUX fec=9/8\n",
-	    "DVBT 490000000 8000000 -52 30\n  SERVICE 1 1 tv 256 256 257 \"x\"\n",
-	    "DVBT 490000000 8000000 -52 30\n  SERVICE 1 1 tv 256 300 301 \"x\"\n"
+	    "DVBT 490000000 8000000 -52 30\n  SERVICE 1 1 tv 256 256 257 "
+	    "\"x\"\n",
+	    "DVBT 490000000 8000000 -52 30\n  SERVICE 1 1 tv 256 300 301 "
+	    "\"x\"\n"
 	    "  SERVICE 1 2 tv 257 310 311 \"y\"\n",
 	    "DVBT 490000000 8000000 -52 30\n  SERVICE 1 1 tv 256 300 301 x\n",
-	    "DVBT 490000000 8000000 -52 30\n  SERVICE 1 1024 tv 256 300 301 \"x\"\n",
-	    "DVBT 490000000 8000000 -52 30\n  SERVICE 1 1 tv 16 300 301 \"x\"\n",
+	    "DVBT 490000000 8000000 -52 30\n  SERVICE 1 1024 tv 256 300 301 "
+	    "\"x\"\n",
+	    "DVBT 490000000 8000000 -52 30\n  SERVICE 1 1 tv 16 300 301 "
+	    "\"x\"\n",
 	};
 
 	CHECK(env != NULL);
@@ -170,7 +176,8 @@ static void on_nit(void *arg, dvbpsi_nit_t *nit)
 				continue;
 			for (int i = 0; i < l->i_number_of_entries && i < 8;
 			     i++) {
-				d->lcn[d->nlcn][0] = l->p_entries[i].i_service_id;
+				d->lcn[d->nlcn][0] =
+				    l->p_entries[i].i_service_id;
 				d->lcn[d->nlcn++][1] =
 				    l->p_entries[i].i_logical_channel_number;
 			}
@@ -243,8 +250,8 @@ static void decoded_free(struct decoded *d)
 
 #define SECONDS 6
 
-static uint8_t *make_stream(struct sim_rf_env *env, double margin,
-			    size_t *n, struct ts_mux_stats *st)
+static uint8_t *make_stream(struct sim_rf_env *env, double margin, size_t *n,
+			    struct ts_mux_stats *st)
 {
 	struct ts_mux *mux = ts_mux_new(env, 0, NULL, 7);
 	uint8_t *ts;

@@ -1,0 +1,170 @@
+# SPDX-License-Identifier: MIT
+"""The simulated box's transport stream socket of a tuner the daemon tuned
+through the REST API: nothing without lock, whole packets with it, and a
+recording that ffprobe reads back as the env file's multiplex: every
+service with its name, its PMT's streams, its PCR, decodable video."""
+import glob
+import json
+import os
+import shutil
+import socket
+import subprocess
+import unittest
+
+from harness import ApiBoxTest, wait_for
+
+REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+ENV_FILE = os.path.join(REPO, "kmod", "sim", "env", "uk-crystal-palace.env")
+PSB1_LABEL = "PSB1 BBC A (C23)"
+PSB1 = {"delivery_system": "DVBT", "frequency": 490000000,
+        "bandwidth": 8000000}
+EMPTY_C29 = {"delivery_system": "DVBT", "frequency": 538000000,
+             "bandwidth": 8000000}
+PACKET = 188
+
+
+def env_services(text, label):
+    """The SERVICE lines under the carrier whose label is label."""
+    services, inside = [], False
+    for line in text.splitlines():
+        words = line.split()
+        if not words or words[0].startswith("#"):
+            continue
+        if words[0] not in ("MUX", "SERVICE"):
+            inside = line.rstrip().endswith('"%s"' % label)
+        elif words[0] == "SERVICE" and inside:
+            name = line[line.index('"') + 1:line.rindex('"')]
+            services.append({
+                "sid": int(words[1]), "lcn": int(words[2]),
+                "type": words[3], "pmt": int(words[4]),
+                "video": None if words[5] == "-" else int(words[5]),
+                "audio": int(words[6]), "name": name})
+    return services
+
+
+def read_exactly(sock, n):
+    chunks, got = [], 0
+    while got < n:
+        chunk = sock.recv(min(1 << 20, n - got))
+        if not chunk:
+            raise AssertionError("stream closed after %d bytes" % got)
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+class TsStream(ApiBoxTest):
+    with open(ENV_FILE) as f:
+        env_text = f.read()
+
+    def stream(self, client):
+        return [t for t in self.box.tuners()
+                if t["client"] == client][0]["stream"]
+
+    def connect(self, client):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(30)
+        s.connect("%s.ts%d" % (self.box.sock, client))
+        self.addCleanup(s.close)
+        return s
+
+    def tune(self, client, params):
+        r = self.api("POST", "/api/v1/tuners/%d/tune" % client, params)
+        self.assertEqual(r.status, 200, r)
+        return r.json
+
+    def lock_checks_pass(self, client, count=10):
+        """Until the box has looked at the demodulator count more times
+        with a reader connected."""
+        start = self.stream(client)["lock_checks"]
+        wait_for(lambda: self.stream(client)["lock_checks"] >= start + count,
+                 what="the box checking the lock")
+
+    def assertNothingToRead(self, sock):
+        sock.setblocking(False)
+        try:
+            with self.assertRaises(BlockingIOError):
+                sock.recv(1)
+        finally:
+            sock.setblocking(True)
+            sock.settimeout(30)
+
+    def test_sockets_exist_per_tuner(self):
+        for t in self.box.tuners():
+            self.assertTrue(os.path.exists(
+                "%s.ts%d" % (self.box.sock, t["client"])))
+
+    def test_nothing_without_lock_then_whole_packets(self):
+        s = self.connect(1)
+        self.lock_checks_pass(1)
+        self.assertNothingToRead(s)
+        self.assertEqual(self.stream(1)["packets"], 0)
+
+        self.assertFalse(self.tune(1, EMPTY_C29)["status"]["fe_status"]
+                         .get("lock"))
+        self.lock_checks_pass(1)
+        self.assertNothingToRead(s)
+        self.assertFalse(self.stream(1)["locked"])
+
+        self.assertTrue(self.tune(1, PSB1)["status"]["fe_status"]["lock"])
+        data = read_exactly(s, PACKET * 2000)
+        self.assertTrue(all(data[i] == 0x47
+                            for i in range(0, len(data), PACKET)))
+        st = self.stream(1)
+        self.assertTrue(st["locked"])
+        self.assertAlmostEqual(st["bitrate"], 24128342, delta=10)
+        self.assertEqual(st["connections"], 1)
+        # a good CNR: no packet errors
+        self.assertEqual(st["cc_errors"] + st["tei_packets"], 0)
+
+    @unittest.skipUnless(shutil.which("ffprobe") and shutil.which("ffmpeg"),
+                         "ffmpeg is not installed (scripts/deps.sh test)")
+    def test_recording_probes_as_the_env_multiplex(self):
+        services = env_services(self.env_text, PSB1_LABEL)
+        self.assertEqual(len(services), 11)
+        self.assertTrue(self.tune(1, PSB1)["status"]["fe_status"]["lock"])
+        first = self.connect(1)  # the multiplex asks for its test cards
+        cards = os.path.join(self.dir, "tscard", "card1-*.ts")
+        wait_for(lambda: len(glob.glob(cards)) == len(services),
+                 timeout=180, step=0.2, what="every test card made")
+        rec = self.connect(1)
+        first.close()
+        seconds = 4
+        nbytes = self.stream(1)["bitrate"] * seconds // 8 // PACKET * PACKET
+        path = os.path.join(self.dir, "psb1.ts")
+        with open(path, "wb") as f:
+            f.write(read_exactly(rec, nbytes))
+
+        probe = json.loads(subprocess.run(
+            ["ffprobe", "-v", "error", "-show_programs", "-of", "json",
+             path], capture_output=True, text=True, timeout=60,
+            check=True).stdout)
+        programs = {p["program_id"]: p for p in probe["programs"]}
+        for svc in services:
+            with self.subTest(service=svc["name"]):
+                p = programs.get(svc["sid"])
+                self.assertIsNotNone(p, sorted(programs))
+                self.assertEqual(p["tags"]["service_name"], svc["name"])
+                self.assertEqual(p["pmt_pid"], svc["pmt"])
+                self.assertEqual(p["pcr_pid"], svc["video"] or svc["audio"])
+                streams = {s["id"]: s["codec_name"] for s in p["streams"]}
+                want = {hex(svc["audio"]): "mp2"}
+                if svc["video"]:
+                    want[hex(svc["video"])] = "mpeg2video"
+                self.assertEqual(streams, want)
+
+        frames = json.loads(subprocess.run(
+            ["ffprobe", "-v", "error", "-select_streams", "v",
+             "-count_frames", "-show_entries", "stream=id,nb_read_frames",
+             "-of", "json", path], capture_output=True, text=True,
+            timeout=120, check=True).stdout)["streams"]
+        tv = [s for s in services if s["video"]]
+        self.assertEqual(len(frames), len(tv))
+        for s in frames:
+            # 25 Hz for 4 s, less a GOP to find the first I frame
+            self.assertGreaterEqual(int(s["nb_read_frames"]),
+                                    25 * seconds - 24, s)
+
+
+if __name__ == "__main__":
+    unittest.main()
