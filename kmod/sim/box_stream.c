@@ -29,7 +29,7 @@
 #define STREAM_CARD_TICKS 25           /* ffmpeg reaped every 100 ms */
 #define STREAM_MAX_BEHIND 100000000ull /* a stall longer is skipped */
 #define STREAM_SNDBUF     (1 << 20)
-#define STREAM_MAX_CONNS  16
+#define STREAM_MAX_CONNS  64
 
 struct stream_conn {
 	struct box_list link;

@@ -200,6 +200,16 @@ static void card_path(const struct ts_cards *cs, size_t i, const char *ext,
 		 h, ext);
 }
 
+/* Per process: boxes sharing a cache directory never write one file. */
+static void card_tmp_path(const struct ts_cards *cs, size_t i, char *out,
+			  size_t len)
+{
+	char ext[32];
+
+	snprintf(ext, sizeof(ext), "tmp%ld.ts", (long)getpid());
+	card_path(cs, i, ext, out, len);
+}
+
 struct ts_cards *ts_cards_new(const char *dir, const struct sim_rf_env *env,
 			      int verbosity)
 {
@@ -267,7 +277,7 @@ static int card_spawn(struct ts_cards *cs, size_t i)
 	char *argv[64];
 	int n = 0, rc;
 
-	card_path(cs, i, "tmp", out, sizeof(out));
+	card_tmp_path(cs, i, out, sizeof(out));
 	card_filter(cs, i, vf, sizeof(vf));
 	snprintf(sine, sizeof(sine), "sine=frequency=%u:sample_rate=48000",
 		 440u + 110u * (unsigned int)(i % 8));
@@ -357,7 +367,7 @@ bool ts_cards_poll(struct ts_cards *cs)
 		if (waitpid(cs->child, &status, WNOHANG) == 0)
 			return true;
 		cs->child = 0;
-		card_path(cs, cs->making, "tmp", tmp, sizeof(tmp));
+		card_tmp_path(cs, cs->making, tmp, sizeof(tmp));
 		card_path(cs, cs->making, "ts", path, sizeof(path));
 		if (WIFEXITED(status) && !WEXITSTATUS(status) &&
 		    !rename(tmp, path) && !ts_card_load(path, &sl->card)) {
