@@ -20,7 +20,28 @@ PSB1 = {"delivery_system": "DVBT", "frequency": 490000000,
         "bandwidth": 8000000}
 EMPTY_C29 = {"delivery_system": "DVBT", "frequency": 538000000,
              "bandwidth": 8000000}
+COM7_T2 = {"delivery_system": "DVBT2", "frequency": 570000000,
+           "bandwidth": 8000000}  # CNR 22.5 dB, 2.5 dB over the T2 threshold
 PACKET = 188
+
+
+def count_errors(data):
+    """(continuity gaps, TEI-marked packets) as a receiver counts them: it
+    drops TEI-marked packets, and a null or adaptation-only packet does
+    not advance the counter."""
+    last, gaps, tei = {}, 0, 0
+    for i in range(0, len(data) - PACKET + 1, PACKET):
+        pid = ((data[i + 1] & 0x1f) << 8) | data[i + 2]
+        if data[i + 1] & 0x80:
+            tei += 1
+            continue
+        if pid == 0x1fff or not data[i + 3] & 0x10:
+            continue
+        cc = data[i + 3] & 0x0f
+        if pid in last and cc != (last[pid] + 1) & 15:
+            gaps += 1
+        last[pid] = cc
+    return gaps, tei
 
 
 def env_services(text, label):
@@ -116,6 +137,22 @@ class TsStream(ApiBoxTest):
         self.assertEqual(st["connections"], 1)
         # a good CNR: no packet errors
         self.assertEqual(st["cc_errors"] + st["tei_packets"], 0)
+        self.assertEqual(count_errors(data), (0, 0))
+
+    def test_low_cnr_gives_cc_errors_and_tei(self):
+        s = self.connect(1)
+        self.assertTrue(self.tune(1, COM7_T2)["status"]["fe_status"]["lock"])
+        # 2.5 dB of margin: about 2 packets in 1000 errored, so about
+        # 500 here; most are null packets (no gap when lost), yet a dozen
+        # gaps are expected: none would take a broken error model
+        data = read_exactly(s, PACKET * 250000)
+        gaps, tei = count_errors(data)
+        self.assertGreater(tei, 0)
+        self.assertGreater(gaps, 0)
+        st = self.stream(1)
+        self.assertAlmostEqual(st["bitrate"], 40.2e6, delta=0.1e6)
+        self.assertGreater(st["cc_errors"], 0)
+        self.assertGreater(st["tei_packets"], 0)
 
     @unittest.skipUnless(shutil.which("ffprobe") and shutil.which("ffmpeg"),
                          "ffmpeg is not installed (scripts/deps.sh test)")
