@@ -180,6 +180,7 @@ struct sim_box_stream_stats {
 	uint64_t tei_packets; /* TEI-marked (low CNR) */
 	uint64_t dropped;     /* packets connections were too slow for */
 	uint64_t lock_checks; /* demodulator looked at while connected */
+	uint64_t skipped;     /* not generated: the box stalled > 100 ms */
 };
 
 /* 0 or -ENOENT. */

@@ -95,13 +95,14 @@ static json_t *app_stream_json(const struct sim_box *box, uint32_t id)
 	if (sim_box_stream_stats(box, id, &st))
 		return json_null();
 	return json_pack(
-	    "{s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "connections",
-	    (json_int_t)st.connections, "locked", st.locked, "carrier",
-	    (json_int_t)st.carrier, "bitrate", (json_int_t)st.bitrate,
-	    "packets", (json_int_t)st.packets, "null_packets",
-	    (json_int_t)st.null_packets, "cc_errors", (json_int_t)st.cc_errors,
-	    "tei_packets", (json_int_t)st.tei_packets, "dropped",
-	    (json_int_t)st.dropped, "lock_checks", (json_int_t)st.lock_checks);
+	    "{s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+	    "connections", (json_int_t)st.connections, "locked", st.locked,
+	    "carrier", (json_int_t)st.carrier, "bitrate",
+	    (json_int_t)st.bitrate, "packets", (json_int_t)st.packets,
+	    "null_packets", (json_int_t)st.null_packets, "cc_errors",
+	    (json_int_t)st.cc_errors, "tei_packets", (json_int_t)st.tei_packets,
+	    "dropped", (json_int_t)st.dropped, "lock_checks",
+	    (json_int_t)st.lock_checks, "skipped", (json_int_t)st.skipped);
 }
 
 static json_t *op_list(struct app_conn *conn, struct sim_box *box, json_t *req,

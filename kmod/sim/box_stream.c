@@ -27,7 +27,7 @@
 #define STREAM_TICK_NS    4000000ull   /* 4 ms */
 #define STREAM_LOCK_TICKS 5            /* lock checked every 20 ms */
 #define STREAM_CARD_TICKS 25           /* ffmpeg reaped every 100 ms */
-#define STREAM_MAX_BEHIND 100000000ull /* a stall longer is skipped */
+#define STREAM_MAX_BEHIND 100000000ull /* at most this is sent late */
 #define STREAM_SNDBUF     (1 << 20)
 #define STREAM_MAX_CONNS  64
 
@@ -50,10 +50,12 @@ struct box_stream {
 	struct ts_mux *mux;
 	bool locked;
 	uint64_t t0_ns, sent; /* pacing since the lock began */
+	uint64_t skipped;     /* packets the stalls of the box cost */
 	uint8_t *buf;
 	size_t buf_packets;
 	uint64_t dropped;
 	uint64_t lock_checks;
+	uint64_t stall_skipped; /* of earlier locks */
 };
 
 static void conn_close(struct stream_conn *c)
@@ -143,9 +145,11 @@ static void stream_check_lock(struct box_stream *st)
 		st->locked = false;
 	}
 	lock = lock && st->mux;
+	if (!lock && st->locked)
+		st->stall_skipped += st->skipped;
 	if (lock && !st->locked) {
 		st->t0_ns = box_now_ns();
-		st->sent = 0;
+		st->sent = st->skipped = 0;
 	}
 	if (lock)
 		ts_mux_set_margin(
@@ -157,15 +161,17 @@ static void stream_check_lock(struct box_stream *st)
 
 static void stream_pump(struct box_stream *st)
 {
-	uint64_t now = box_now_ns(), due;
 	double rate = ts_mux_bitrate(st->mux) / (TS_PACKET * 8.0);
+	uint64_t burst = (uint64_t)(rate * STREAM_MAX_BEHIND / 1e9);
+	uint64_t due =
+	    (uint64_t)((double)(box_now_ns() - st->t0_ns) * rate / 1e9) -
+	    st->skipped;
 
-	if (now - st->t0_ns >
-	    STREAM_MAX_BEHIND + (uint64_t)(st->sent / rate * 1e9)) {
-		/* the box stalled: skip the gap rather than burst it */
-		st->t0_ns = now - (uint64_t)(st->sent / rate * 1e9);
+	if (due > st->sent + burst) {
+		/* the box stalled: send at most a burst, skip the rest */
+		st->skipped += due - st->sent - burst;
+		due = st->sent + burst;
 	}
-	due = (uint64_t)((double)(now - st->t0_ns) * rate / 1e9);
 	while (st->sent < due && st->nconns) {
 		size_t n = due - st->sent < st->buf_packets
 			       ? (size_t)(due - st->sent)
@@ -349,5 +355,6 @@ int sim_box_stream_stats(const struct sim_box *box, uint32_t client,
 	out->tei_packets = ms.tei_packets;
 	out->dropped = st->dropped;
 	out->lock_checks = st->lock_checks;
+	out->skipped = st->stall_skipped + st->skipped;
 	return 0;
 }

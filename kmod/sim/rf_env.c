@@ -208,7 +208,7 @@ static int rf_parse_line(struct rf_parser *p, char *line,
 	if (env->count >= SIM_RF_MAX_CARRIERS)
 		return rf_fail(p, "too many carriers (at most %d)",
 			       SIM_RF_MAX_CARRIERS);
-	c.digital = sim_mux_defaults(c.delsys, c.bandwidth, &c.mux);
+	c.digital = sim_mux_defaults(c.delsys, &c.mux);
 	if (c.digital) {
 		c.mux.tsid = (uint16_t)(env->count + 1);
 		c.mux.bitrate = sim_mux_bitrate(c.delsys, c.bandwidth, &c.mux);

@@ -111,8 +111,7 @@ void sim_rf_measure(const struct sim_rf_env *env, uint32_t frequency,
 
 /* ---- rf_mux.c ---- */
 /* The usual parameters of a system's multiplex (and whether it has one). */
-bool sim_mux_defaults(uint32_t delsys, uint32_t bandwidth,
-		      struct sim_mux_params *m);
+bool sim_mux_defaults(uint32_t delsys, struct sim_mux_params *m);
 /* The TS bitrate the parameters give (bit/s), 0 if they give none. */
 uint32_t sim_mux_bitrate(uint32_t delsys, uint32_t bandwidth,
 			 const struct sim_mux_params *m);

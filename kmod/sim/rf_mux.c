@@ -35,10 +35,8 @@
 #define MUX_PID_MAX 0x1ffe
 #define MUX_LCN_MAX 1023
 
-bool sim_mux_defaults(uint32_t delsys, uint32_t bandwidth,
-		      struct sim_mux_params *m)
+bool sim_mux_defaults(uint32_t delsys, struct sim_mux_params *m)
 {
-	(void)bandwidth;
 	memset(m, 0, sizeof(*m));
 	m->onid = m->nid = 1;
 	m->fec_num = 2;

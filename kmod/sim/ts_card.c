@@ -235,8 +235,12 @@ void ts_cards_free(struct ts_cards *cs)
 	if (!cs)
 		return;
 	if (cs->child > 0) {
+		char tmp[512];
+
 		kill(cs->child, SIGTERM);
 		waitpid(cs->child, NULL, 0);
+		card_tmp_path(cs, cs->making, tmp, sizeof(tmp));
+		unlink(tmp);
 	}
 	for (size_t i = 0; cs->slots && i < cs->env->nservices; i++)
 		ts_card_free(cs->slots[i].card);
@@ -246,7 +250,7 @@ void ts_cards_free(struct ts_cards *cs)
 }
 
 /* The name goes in through a text file: no filter-syntax escaping. */
-static bool card_filter(const struct ts_cards *cs, size_t i, char *vf,
+static void card_filter(const struct ts_cards *cs, size_t i, char *vf,
 			size_t len)
 {
 	const struct sim_service *s = &cs->env->services[i];
@@ -257,7 +261,7 @@ static bool card_filter(const struct ts_cards *cs, size_t i, char *vf,
 	card_path(cs, i, "txt", txt, sizeof(txt));
 	if (access(CARD_FONT, R_OK) || strpbrk(txt, ":,'\\[];") ||
 	    !(f = fopen(txt, "we")))
-		return true;
+		return;
 	fprintf(f, "%s\nLCN %u  sid %u", s->name, s->lcn, s->sid);
 	fclose(f);
 	snprintf(vf, len,
@@ -265,7 +269,6 @@ static bool card_filter(const struct ts_cards *cs, size_t i, char *vf,
 		 "textfile=%s:fontsize=56:fontcolor=white:box=1:"
 		 "boxcolor=black@0.7:boxborderw=12:x=(w-tw)/2:y=h*0.62",
 		 CARD_FONT, txt);
-	return true;
 }
 
 static int card_spawn(struct ts_cards *cs, size_t i)
