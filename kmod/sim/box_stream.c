@@ -58,10 +58,12 @@ struct box_stream {
 	uint64_t stall_skipped; /* of earlier locks */
 };
 
-static void conn_close(struct stream_conn *c)
+static void conn_close(struct stream_conn *c, const char *why)
 {
 	struct box_stream *st = c->st;
 
+	box_log(st->client->box, 1, "client %u: stream reader left: %s",
+		st->client->id, why);
 	loop_del_fd(st->client->box->loop, c->fd);
 	close(c->fd);
 	box_list_del(&c->link);
@@ -86,7 +88,7 @@ static void on_conn(struct loop *l, int fd, unsigned int events, void *arg)
 	(void)events;
 	n = recv(fd, scratch, sizeof(scratch), MSG_DONTWAIT);
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
-		conn_close(c);
+		conn_close(c, n ? strerror(errno) : "closed");
 }
 
 /* 0, or -1 when the connection is gone (closed here). */
@@ -125,7 +127,7 @@ static int conn_send(struct stream_conn *c, const uint8_t *buf, size_t n)
 	c->st->dropped += n - whole;
 	return 0;
 gone:
-	conn_close(c);
+	conn_close(c, strerror(errno));
 	return -1;
 }
 
@@ -308,7 +310,8 @@ static void stream_free(struct box_stream *st)
 
 	while (!box_list_empty(&st->conns))
 		conn_close(
-		    box_container_of(st->conns.next, struct stream_conn, link));
+		    box_container_of(st->conns.next, struct stream_conn, link),
+		    "the box exits");
 	loop_del_timer(l, st->timer);
 	if (st->listen_fd >= 0) {
 		loop_del_fd(l, st->listen_fd);

@@ -44,23 +44,40 @@ def count_errors(data):
     return gaps, tei
 
 
-def env_services(text, label):
-    """The SERVICE lines under the carrier whose label is label."""
-    services, inside = [], False
+def env_muxes(text):
+    """The carriers of an env file with their SERVICE lines."""
+    muxes = []
     for line in text.splitlines():
         words = line.split()
         if not words or words[0].startswith("#"):
             continue
-        if words[0] not in ("MUX", "SERVICE"):
-            inside = line.rstrip().endswith('"%s"' % label)
-        elif words[0] == "SERVICE" and inside:
+        if words[0] == "SERVICE":
             name = line[line.index('"') + 1:line.rindex('"')]
-            services.append({
+            muxes[-1]["services"].append({
                 "sid": int(words[1]), "lcn": int(words[2]),
                 "type": words[3], "pmt": int(words[4]),
                 "video": None if words[5] == "-" else int(words[5]),
                 "audio": int(words[6]), "name": name})
-    return services
+        elif words[0] != "MUX":
+            label = line[line.index('"') + 1:line.rindex('"')] \
+                if '"' in line else ""
+            muxes.append({"system": words[0], "frequency": int(words[1]),
+                          "bandwidth": int(words[2]), "cnr": float(words[4]),
+                          "label": label, "services": []})
+    return muxes
+
+
+def env_services(text, label):
+    """The SERVICE lines under the carrier whose label is label."""
+    return [m for m in env_muxes(text) if m["label"] == label][0]["services"]
+
+
+def probe_programs(path):
+    """ffprobe's programs of a recording, by service id."""
+    probe = json.loads(subprocess.run(
+        ["ffprobe", "-v", "error", "-show_programs", "-of", "json", path],
+        capture_output=True, text=True, timeout=60, check=True).stdout)
+    return {p["program_id"]: p for p in probe["programs"]}
 
 
 def read_exactly(sock, n):
@@ -72,6 +89,22 @@ def read_exactly(sock, n):
         chunks.append(chunk)
         got += len(chunk)
     return b"".join(chunks)
+
+
+def assertProgramsAre(test, programs, services, audio="mp2"):
+    """Every service with its name, PMT PID, PCR PID and streams."""
+    test.assertEqual(sorted(programs), sorted(s["sid"] for s in services))
+    for svc in services:
+        with test.subTest(service=svc["name"]):
+            p = programs[svc["sid"]]
+            test.assertEqual(p["tags"]["service_name"], svc["name"])
+            test.assertEqual(p["pmt_pid"], svc["pmt"])
+            test.assertEqual(p["pcr_pid"], svc["video"] or svc["audio"])
+            streams = {s["id"]: s["codec_name"] for s in p["streams"]}
+            want = {hex(svc["audio"]): audio}
+            if svc["video"]:
+                want[hex(svc["video"])] = "mpeg2video"
+            test.assertEqual(streams, want)
 
 
 class TsStream(ApiBoxTest):
@@ -161,34 +194,22 @@ class TsStream(ApiBoxTest):
         self.assertEqual(len(services), 11)
         self.assertTrue(self.tune(1, PSB1)["status"]["fe_status"]["lock"])
         first = self.connect(1)  # the multiplex asks for its test cards
-        cards = os.path.join(self.dir, "tscard", "card1-*.ts")
-        wait_for(lambda: len(glob.glob(cards)) == len(services),
+        cards = os.path.join(self.dir, "tscard", "card1-*-*-*.ts")
+        wait_for(lambda: len([c for c in glob.glob(cards)
+                              if ".tmp" not in c]) == len(services),
                  timeout=180, step=0.2, what="every test card made")
+        # while a reader is connected the multiplex exists: its rate
+        bitrate = self.stream(1)["bitrate"]
+        self.assertAlmostEqual(bitrate, 24128342, delta=10)
         rec = self.connect(1)
         first.close()
         seconds = 4
-        nbytes = self.stream(1)["bitrate"] * seconds // 8 // PACKET * PACKET
+        nbytes = bitrate * seconds // 8 // PACKET * PACKET
         path = os.path.join(self.dir, "psb1.ts")
         with open(path, "wb") as f:
             f.write(read_exactly(rec, nbytes))
 
-        probe = json.loads(subprocess.run(
-            ["ffprobe", "-v", "error", "-show_programs", "-of", "json",
-             path], capture_output=True, text=True, timeout=60,
-            check=True).stdout)
-        programs = {p["program_id"]: p for p in probe["programs"]}
-        for svc in services:
-            with self.subTest(service=svc["name"]):
-                p = programs.get(svc["sid"])
-                self.assertIsNotNone(p, sorted(programs))
-                self.assertEqual(p["tags"]["service_name"], svc["name"])
-                self.assertEqual(p["pmt_pid"], svc["pmt"])
-                self.assertEqual(p["pcr_pid"], svc["video"] or svc["audio"])
-                streams = {s["id"]: s["codec_name"] for s in p["streams"]}
-                want = {hex(svc["audio"]): "mp2"}
-                if svc["video"]:
-                    want[hex(svc["video"])] = "mpeg2video"
-                self.assertEqual(streams, want)
+        assertProgramsAre(self, probe_programs(path), services)
 
         frames = json.loads(subprocess.run(
             ["ffprobe", "-v", "error", "-select_streams", "v",
@@ -201,6 +222,46 @@ class TsStream(ApiBoxTest):
             # 25 Hz for 4 s, less a GOP to find the first I frame
             self.assertGreaterEqual(int(s["nb_read_frames"]),
                                     25 * seconds - 24, s)
+
+
+@unittest.skipUnless(shutil.which("ffprobe"),
+                     "ffmpeg is not installed (scripts/deps.sh test)")
+class TsEveryMultiplex(ApiBoxTest):
+    """Every multiplex of the env file that locks, read by ffprobe; empty
+    PES (no test cards) keeps it quick: the tables are what counts."""
+
+    env_text = TsStream.env_text
+    box_extra = ("--no-card",)
+
+    def test_every_multiplex_probes_with_its_services(self):
+        muxes = [m for m in env_muxes(self.env_text) if m["services"]]
+        self.assertEqual(len(muxes), 7)
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(30)
+        s.connect("%s.ts1" % self.box.sock)
+        self.addCleanup(s.close)
+        for m in muxes:
+            with self.subTest(mux=m["label"]):
+                r = self.api("POST", "/api/v1/tuners/1/tune", {
+                    "delivery_system": m["system"],
+                    "frequency": m["frequency"],
+                    "bandwidth": m["bandwidth"]})
+                self.assertEqual(r.status, 200, r)
+                self.assertTrue(r.json["status"]["fe_status"]["lock"])
+                path = os.path.join(self.dir, "mux.ts")
+                # 1.5 s: the SDT comes every second; the first packets
+                # may still be the previous multiplex's, ffprobe sorts
+                # them by PAT
+                data = read_exactly(s, 40200000 * 3 // 2 // 8 // PACKET *
+                                    PACKET)
+                with open(path, "wb") as f:
+                    f.write(data)
+                programs = probe_programs(path)
+                programs = {k: v for k, v in programs.items()
+                            if k in {x["sid"] for x in m["services"]}}
+                # stream type 3, MPEG-1 audio: without a frame to look
+                # at, ffmpeg does not know the layer and says mp3
+                assertProgramsAre(self, programs, m["services"], "mp3")
 
 
 if __name__ == "__main__":
