@@ -64,7 +64,9 @@ static void usage(FILE *f, const char *prog)
 	    "                      the socket)\n"
 	    "  --no-card           streams carry empty PES, no test card\n"
 	    "  -v                  more logging (repeat for every "
-	    "message)\n",
+	    "message)\n"
+	    "Tuner N streams its multiplex on PATH.tsN (PATH: the stub "
+	    "socket) while it locks.\n",
 	    prog, SIMBOX_DEFAULT_TUNERS, SIM_BOX_DEADLINE_MS_DEFAULT);
 }
 
