@@ -43,7 +43,8 @@ class Box:
     """A tunerd-simbox process with its sockets in a private directory."""
 
     def __init__(self, workdir, tuners="mt2060,qt1010,xc3028,mt2060",
-                 deadline_ms=3000, i2c_khz=0, settle=0.0, extra=()):
+                 deadline_ms=3000, i2c_khz=0, settle=0.0, extra=(),
+                 env_text=TEST_ENV):
         self.dir = workdir
         self.sock = os.path.join(workdir, "sim.sock")
         self.app = os.path.join(workdir, "app.sock")
@@ -53,7 +54,7 @@ class Box:
         os.makedirs(self.fw_dir, exist_ok=True)
         self.firmware = os.path.join(self.fw_dir, "xc3028-v27.fw")
         with open(self.env, "w") as f:
-            f.write(TEST_ENV)
+            f.write(env_text)
         if not os.path.exists(self.firmware):
             subprocess.run([os.path.join(BIN, "tunerd-mkfw-xc3028"),
                             self.firmware], check=True)
@@ -155,13 +156,15 @@ class BoxTest(unittest.TestCase):
     tuners = "mt2060,qt1010,xc3028,mt2060"
     deadline_ms = 3000
     box_extra = ()
+    env_text = TEST_ENV
     daemon_extra = ()
     plugin_dirs = (PLUGINS,)
 
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="tunerd-it-")
         self.box = Box(self.dir, tuners=self.tuners,
-                       deadline_ms=self.deadline_ms, extra=self.box_extra)
+                       deadline_ms=self.deadline_ms, extra=self.box_extra,
+                       env_text=self.env_text)
         self.daemons = []
         self.daemon = self.start_daemon()
 
