@@ -30,6 +30,7 @@ void api_config_free(struct api_config *cfg)
 	}
 	free(cfg->tokens);
 	free(cfg->name);
+	free(cfg->state_dir);
 	api_config_init(cfg);
 }
 
@@ -158,6 +159,21 @@ static int config_from_json(json_t *root, struct api_config *cfg, char *err,
 					    "\"status_interval_ms\" must be "
 					    "an integer 0..3600000");
 			cfg->status_interval_ms = json_integer_value(v);
+		} else if (!strcmp(key, "state_dir")) {
+			if (!json_is_string(v) ||
+			    json_string_value(v)[0] != '/' ||
+			    json_string_length(v) > API_STATE_DIR_MAX ||
+			    strlen(json_string_value(v)) !=
+				json_string_length(v))
+				return fail(err, errlen,
+					    "\"state_dir\" must be an "
+					    "absolute path of at most %d "
+					    "bytes",
+					    API_STATE_DIR_MAX);
+			free(cfg->state_dir);
+			cfg->state_dir = strdup(json_string_value(v));
+			if (!cfg->state_dir)
+				return fail(err, errlen, "out of memory");
 		} else {
 			return fail(err, errlen, "unknown key \"%s\"", key);
 		}

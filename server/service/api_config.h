@@ -3,7 +3,8 @@
  * api_config.h - the network API's configuration file (--config FILE):
  *   {"name":"box1",
  *    "tokens":[{"name":"ops","token":"...","role":"operator"}],
- *    "status_interval_ms":1000}
+ *    "status_interval_ms":1000,
+ *    "state_dir":"/var/lib/tunerd"}
  * Every key is optional.  Tokens are kept only here and never logged.
  */
 #ifndef TUNERD_API_CONFIG_H
@@ -15,6 +16,7 @@
 
 #define API_TOKEN_NAME_MAX 64
 #define API_TOKEN_MAX      256
+#define API_STATE_DIR_MAX  3800 /* bytes; room for names under PATH_MAX */
 
 struct api_token {
 	char *name;
@@ -28,6 +30,7 @@ struct api_config {
 	struct api_token *tokens;
 	size_t ntokens;
 	long status_interval_ms; /* -1: not set */
+	char *state_dir;         /* absolute path; NULL: not set */
 };
 
 /* Defaults: no name, no tokens, interval not set. */

@@ -497,6 +497,7 @@ static void tuners_attach_loaded(int err, struct plugin *p, void *arg)
 	}
 	t->attach = *a;
 	t->attach.bridge[sizeof(t->attach.bridge) - 1] = '\0';
+	tuner_saved_attach(t);
 	t->info = p->info;
 	t->have_info = 1;
 	t->initial = 1;

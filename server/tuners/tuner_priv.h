@@ -42,6 +42,8 @@ struct tuner {
 
 	struct tstub_params params;
 	int have_params;
+	struct tstub_params saved_params; /* from the state directory */
+	int have_saved;                   /* ... for this very chip */
 	enum tuner_origin changed_origin;
 	char changed_by[TUNER_LABEL_LEN];
 	int64_t changed_at_ms;
@@ -104,6 +106,12 @@ int tuner_worker_spawn(struct tuner *t);
 void tuner_worker_stop(struct tuner *t, const char *why);
 void tuner_watch_begin(struct tuner *t);
 void tuner_worker_reaped(struct tuner *t, int wstatus);
+
+/* tuner_saved.c: the params kept in the state directory. */
+/* At an attach: the saved params of t, when they are this chip's. */
+void tuner_saved_attach(struct tuner *t);
+/* After a successful tune: keep t->params (written before the answer). */
+void tuner_saved_tuned(struct tuner *t);
 
 /* tuner_report.c: what reports and ends become (counters, events). */
 struct wmsg_done;

@@ -73,6 +73,8 @@ tuner_worker_child(struct tuner *t, int sock, pid_t parent)
 	    .daemon_fd = sock,
 	    .restore = t->params,
 	    .have_restore = t->have_params,
+	    .saved = t->saved_params,
+	    .have_saved = t->have_saved,
 	};
 	char tag[32];
 	sigset_t none;
@@ -406,6 +408,7 @@ static void tuner_on_done(struct tuner *t, const struct wmsg_done *m)
 		t->changed_origin = (enum tuner_origin)m->origin;
 		snprintf(t->changed_by, sizeof(t->changed_by), "%s", by);
 		t->changed_at_ms = eventbus_now_ms();
+		tuner_saved_tuned(t); /* durable before the answer */
 	}
 	tuner_publish_done(t, m, by);
 	if (m->error)
