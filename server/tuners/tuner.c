@@ -221,6 +221,8 @@ void tuner_fail_requests(struct tuner *t, int inflight_err, int queued_err)
 {
 	struct tuner_req r;
 
+	if (t->answer_held)
+		tuners_saved_flush(t->d); /* its tune worked: say so */
 	tuner_complete_inflight(t, inflight_err, NULL);
 	while (queued_err && queue_pop(t, &r))
 		req_finish(&r, queued_err, NULL);

@@ -11,8 +11,17 @@
  * later finds its params.  An entry is used only when the tuner that
  * attaches is the same chip on the same adapter, address and bridge: a
  * client id the stub gave to another tuner after a reboot is never
- * tuned with someone else's params.  Written when a tune succeeded
- * with params other than the saved ones, before the tune is answered.
+ * tuned with someone else's params.
+ *
+ * When to write: an API tune is answered only once its params are on
+ * disk.  Its answer is held, and every answer held in one loop turn is
+ * released after one write (a zero-delay timer runs after the turn's
+ * I/O): tunes of many tuners finishing together cost one fsync.  A
+ * kernel-side tune (or a restore) was answered by the worker before the
+ * daemon heard of it, so nothing can wait for its write: those are
+ * written at most once per TUNER_SAVE_DELAY_MS, so that a channel scan
+ * does not cost an fsync per step; a power cut loses at most that much
+ * of them.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,12 +30,14 @@
 
 #include "daemon.h"
 #include "log.h"
+#include "loop.h"
 #include "state_file.h"
 #include "tuner_priv.h"
 
-#define SAVED_DOC     "tuners"
-#define SAVED_VERSION 1
-#define SAVED_MAX     256 /* entries: more clients than a stub has */
+#define SAVED_DOC           "tuners"
+#define SAVED_VERSION       1
+#define SAVED_MAX           256  /* entries: more clients than a stub has */
+#define TUNER_SAVE_DELAY_MS 1000 /* kernel-side tunes: at most one write */
 
 struct saved_tuner {
 	uint32_t id;
@@ -38,6 +49,9 @@ struct saved_params {
 	struct saved_tuner *v;
 	size_t n;
 	int write_failed; /* log a failing disk once, not per tune */
+	int dirty;        /* v changed since the last write */
+	uint64_t timer;   /* the write that is due */
+	int timer_now;    /* ... at the end of this loop turn */
 };
 
 static int same_chip(const struct tstub_attach *a, const struct tstub_attach *b)
@@ -162,10 +176,16 @@ int tuners_load_saved(struct daemon *d)
 	return 0;
 }
 
+static int save_all(struct daemon *d);
+
 void tuners_free_saved(struct daemon *d)
 {
 	if (!d->saved)
 		return;
+	if (d->saved->dirty)
+		save_all(d); /* a clean stop keeps the last local tunes */
+	if (d->loop)
+		loop_del_timer(d->loop, d->saved->timer);
 	free(d->saved->v);
 	free(d->saved);
 	d->saved = NULL;
@@ -232,30 +252,90 @@ static struct saved_tuner *entry_of(struct saved_params *sp,
 	return e;
 }
 
-void tuner_saved_tuned(struct tuner *t)
+static void note_write(struct daemon *d, int err)
 {
-	struct daemon *d = t->d;
-	struct saved_tuner *e;
-	int err;
-
-	if (!d->state || !d->saved)
-		return;
-	e = find_entry(d->saved, t->id);
-	if (e && same_chip(&e->attach, &t->attach) &&
-	    same_tune(&e->params, &t->params))
-		return; /* nothing new to keep */
-	e = entry_of(d->saved, t);
-	if (!e) {
-		log_warn("tuner %u: params not saved: out of memory", t->id);
-		return;
-	}
-	e->attach = t->attach;
-	e->params = t->params;
-	err = save_all(d);
 	if (err && !d->saved->write_failed)
 		log_err("state: cannot save the tuners' params in %s: %s",
 			state_dir_path(d->state), strerror(-err));
 	else if (!err && d->saved->write_failed)
 		log_info("state: the tuners' params are saved again");
 	d->saved->write_failed = !!err;
+}
+
+void tuners_saved_flush(struct daemon *d)
+{
+	struct saved_params *sp = d->saved;
+
+	if (!sp)
+		return;
+	loop_del_timer(d->loop, sp->timer);
+	sp->timer = 0;
+	sp->timer_now = 0;
+	if (sp->dirty)
+		note_write(d, save_all(d));
+	sp->dirty = 0;
+	/* Answered after the write, whether it worked or not: the tune
+	 * itself did (a failing disk is logged, not the client's fault). */
+	for (struct tuner *t = d->tuners; t; t = t->next) {
+		if (!t->answer_held)
+			continue;
+		t->answer_held = 0;
+		tuner_complete_inflight(
+		    t, 0, t->have_held_status ? &t->held_status : NULL);
+		if (t->sock >= 0) /* not from a worker's end (fail_requests) */
+			tuner_pump(t);
+	}
+}
+
+static long flush_fire(struct loop *l, uint64_t id, void *arg)
+{
+	struct daemon *d = arg;
+
+	(void)l;
+	(void)id;
+	d->saved->timer = 0;
+	tuners_saved_flush(d);
+	return LOOP_TIMER_DONE;
+}
+
+/* A write within ms (0: at the end of this turn); an earlier one that is
+ * already due stays. */
+static void flush_within(struct daemon *d, unsigned int ms)
+{
+	struct saved_params *sp = d->saved;
+
+	if (sp->timer && (sp->timer_now || ms))
+		return;
+	loop_del_timer(d->loop, sp->timer);
+	sp->timer = loop_add_timer(d->loop, ms, flush_fire, d);
+	sp->timer_now = !ms;
+	if (!sp->timer) /* no timer: write now rather than never */
+		tuners_saved_flush(d);
+}
+
+int tuner_saved_tuned(struct tuner *t)
+{
+	struct daemon *d = t->d;
+	struct saved_tuner *e;
+
+	if (!d->state || !d->saved)
+		return 0;
+	e = find_entry(d->saved, t->id);
+	if (e && same_chip(&e->attach, &t->attach) &&
+	    same_tune(&e->params, &t->params))
+		return 0; /* nothing new to keep */
+	e = entry_of(d->saved, t);
+	if (!e) {
+		log_warn("tuner %u: params not saved: out of memory", t->id);
+		return 0;
+	}
+	e->attach = t->attach;
+	e->params = t->params;
+	d->saved->dirty = 1;
+	if (t->changed_origin != TUNER_ORIGIN_API) {
+		flush_within(d, TUNER_SAVE_DELAY_MS);
+		return 0;
+	}
+	flush_within(d, 0);
+	return 1;
 }

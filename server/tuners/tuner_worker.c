@@ -388,6 +388,7 @@ static void tuner_on_done(struct tuner *t, const struct wmsg_done *m)
 	const char *by = tuner_changed_by(t, m);
 	enum tuner_op op = (enum tuner_op)m->op;
 	char what[64] = "";
+	int hold = 0;
 
 	loop_del_timer(t->d->loop, t->hang_timer);
 	t->hang_timer = 0;
@@ -408,7 +409,7 @@ static void tuner_on_done(struct tuner *t, const struct wmsg_done *m)
 		t->changed_origin = (enum tuner_origin)m->origin;
 		snprintf(t->changed_by, sizeof(t->changed_by), "%s", by);
 		t->changed_at_ms = eventbus_now_ms();
-		tuner_saved_tuned(t); /* durable before the answer */
+		hold = tuner_saved_tuned(t); /* durable before the answer */
 	}
 	tuner_publish_done(t, m, by);
 	if (m->error)
@@ -417,7 +418,13 @@ static void tuner_on_done(struct tuner *t, const struct wmsg_done *m)
 				strerror(-m->error));
 	if (m->have_status)
 		tuner_take_status(t, &m->status);
-	if (m->req_id && t->has_inflight && t->inflight.id == m->req_id) {
+	if (m->req_id && t->has_inflight && t->inflight.id == m->req_id &&
+	    hold) {
+		t->answer_held = 1; /* tuners_saved_flush() answers it */
+		t->held_status = m->status;
+		t->have_held_status = (int)m->have_status;
+	} else if (m->req_id && t->has_inflight &&
+		   t->inflight.id == m->req_id) {
 		tuner_complete_inflight(t, m->error,
 					m->have_status ? &m->status : NULL);
 		tuner_pump(t);

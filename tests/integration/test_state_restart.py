@@ -250,6 +250,14 @@ class ParamsAcrossBoxRestarts(ApiBoxTest):
             saved = json.load(f)["tuners"]
         self.assertEqual([(t["id"], t["params"]["frequency"]) for t in saved],
                          [(1, 474000000)])
+        # a local tune was answered before the daemon heard of it: it is
+        # written soon after, not before
+        self.assertOk(self.box.tune(3, "DVBT", 490000000, 8000000))
+
+        def saved_ids():
+            with open(os.path.join(self.dir, "state", "tuners.json")) as f:
+                return [t["id"] for t in json.load(f)["tuners"]] == [1, 3]
+        wait_for(saved_ids, what="the local tune saved")
         # the whole box goes: the stub forgets its params too
         self.daemon.kill(signal.SIGKILL)
         self.box.stop()
@@ -265,6 +273,9 @@ class ParamsAcrossBoxRestarts(ApiBoxTest):
         self.assertEqual(t["last_change"]["origin"], "restore")
         self.assertEqual(self.box.status(1)["status"]["frequency"],
                          474000000)
+        t3 = wait_for(lambda: self.api("GET", "/api/v1/tuners/3").json.get(
+            "params"), what="tuner 3 restored")
+        self.assertEqual(t3["frequency"], 490000000)
         # tuners that had no params stay untouched
         self.assertIsNone(self.api("GET", "/api/v1/tuners/2").json["params"])
 
