@@ -261,8 +261,10 @@ static int run(struct options *o, const sigset_t *sigs)
 	for (int i = 0; i < o->napi; i++)
 		if (api_option(&d, o->api[i].name, o->api[i].value))
 			goto out;
-	if (open_state(&d, o))
+	if (open_state(&d, o)) {
+		api_stop(&d); /* the options' state: nothing was started */
 		goto out;
+	}
 	sfd = signalfd(-1, sigs, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0) {
 		log_err("signalfd: %s", strerror(errno));

@@ -139,14 +139,13 @@ class LeasesAcrossRestarts(ApiBoxTest):
         self.start_daemon()
         log = self.daemons[-1].logtext()
         self.assertIn("lease(s) kept from the last run", log)
-        held = 0
+        held = len([t for t in TUNERS if self.lease_of(t)])
         for tuner in TUNERS:
             with self.subTest(tuner=tuner):
                 acked = self.check_kept(tuner, churn.model[tuner],
                                         churn.cut[tuner])
                 if acked is None:
                     continue
-                held += 1
                 # the holder still renews, tunes and releases with its id
                 lid = acked["lease_id"]
                 r = self.api("POST", "/api/v1/tuners/%d/lease" % tuner,
@@ -281,34 +280,36 @@ class ParamsAcrossBoxRestarts(ApiBoxTest):
 
 
 class StateDirRefused(ApiBoxTest):
+    def refused(self, *args, **kw):
+        code, out = start_refused(self.box, *args, **kw)
+        self.assertNotEqual(code, 0, out)
+        for mark in self.SANITIZER_MARKS:
+            self.assertNotIn(mark, out)  # a refused start frees all too
+        return code, out
+
     def test_unusable_explicit_dir_stops_the_start(self):
         not_dir = os.path.join(self.dir, "plain-file")
         with open(not_dir, "w") as f:
             f.write("x")
         for path in (not_dir, os.path.join(not_dir, "sub")):
             with self.subTest(path=path):
-                code, out = start_refused(self.box,
-                                          extra=("--state-dir", path))
-                self.assertNotEqual(code, 0, out)
+                code, out = self.refused(extra=("--state-dir", path))
                 self.assertIn("cannot use --state-dir %s: Not a directory"
                               % path, out)
         if os.geteuid() != 0:  # root writes through a mode of 0500
             ro = os.path.join(self.dir, "read-only")
             os.mkdir(ro, 0o500)
-            code, out = start_refused(self.box, extra=("--state-dir", ro))
-            self.assertNotEqual(code, 0, out)
+            code, out = self.refused(extra=("--state-dir", ro))
             self.assertIn("Permission denied", out)
         # the config file's, then $STATE_DIRECTORY's, without --state-dir
         cfg = os.path.join(self.dir, "cfg.json")
         with open(cfg, "w") as f:
             json.dump({"state_dir": not_dir}, f)
-        code, out = start_refused(self.box, cfg, state=False)
-        self.assertNotEqual(code, 0, out)
+        code, out = self.refused(cfg, state=False)
         self.assertIn("cannot use the config file's state_dir %s" % not_dir,
                       out)
-        code, out = start_refused(self.box, state=False,
-                                  env={"STATE_DIRECTORY": not_dir + ":/x"})
-        self.assertNotEqual(code, 0, out)
+        code, out = self.refused(state=False,
+                                 env={"STATE_DIRECTORY": not_dir + ":/x"})
         self.assertIn("cannot use $STATE_DIRECTORY %s: Not a directory"
                       % not_dir, out)
 
