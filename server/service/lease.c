@@ -289,10 +289,11 @@ int lease_renew(struct lease_table *lt, long tuner, const char *id,
 	renewed = (*pp)->lease;
 	set_expiry(&renewed, ttl_s ? ttl_s : renewed.ttl_s);
 	ret = save(lt, tuner, &renewed);
+	if (!ret) /* exactly what was written, not a later clock's */
+		(*pp)->lease = renewed;
 	explicit_bzero(renewed.id, sizeof(renewed.id));
 	if (ret)
 		return ret;
-	set_expiry(&(*pp)->lease, ttl_s ? ttl_s : (*pp)->lease.ttl_s);
 	arm_expiry(lt, *pp);
 	*out = (*pp)->lease;
 	publish(lt, "lease.renewed", &(*pp)->lease, NULL);
