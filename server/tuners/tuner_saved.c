@@ -299,18 +299,21 @@ static long flush_fire(struct loop *l, uint64_t id, void *arg)
 }
 
 /* A write within ms (0: at the end of this turn); an earlier one that is
- * already due stays. */
-static void flush_within(struct daemon *d, unsigned int ms)
+ * already due stays.  0 when it is due, -ENOMEM when no timer could be
+ * had: then it was written now. */
+static int flush_within(struct daemon *d, unsigned int ms)
 {
 	struct saved_params *sp = d->saved;
 
 	if (sp->timer && (sp->timer_now || ms))
-		return;
+		return 0;
 	loop_del_timer(d->loop, sp->timer);
 	sp->timer = loop_add_timer(d->loop, ms, flush_fire, d);
 	sp->timer_now = !ms;
-	if (!sp->timer) /* no timer: write now rather than never */
-		tuners_saved_flush(d);
+	if (sp->timer)
+		return 0;
+	tuners_saved_flush(d); /* write now rather than never */
+	return -ENOMEM;
 }
 
 int tuner_saved_tuned(struct tuner *t)
@@ -336,6 +339,5 @@ int tuner_saved_tuned(struct tuner *t)
 		flush_within(d, TUNER_SAVE_DELAY_MS);
 		return 0;
 	}
-	flush_within(d, 0);
-	return 1;
+	return flush_within(d, 0) == 0; /* else written already */
 }

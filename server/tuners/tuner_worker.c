@@ -418,13 +418,13 @@ static void tuner_on_done(struct tuner *t, const struct wmsg_done *m)
 				strerror(-m->error));
 	if (m->have_status)
 		tuner_take_status(t, &m->status);
-	if (m->req_id && t->has_inflight && t->inflight.id == m->req_id &&
-	    hold) {
-		t->answer_held = 1; /* tuners_saved_flush() answers it */
-		t->held_status = m->status;
-		t->have_held_status = (int)m->have_status;
-	} else if (m->req_id && t->has_inflight &&
-		   t->inflight.id == m->req_id) {
+	if (m->req_id && t->has_inflight && t->inflight.id == m->req_id) {
+		if (hold) { /* tuners_saved_flush() answers it */
+			t->answer_held = 1;
+			t->held_status = m->status;
+			t->have_held_status = (int)m->have_status;
+			return;
+		}
 		tuner_complete_inflight(t, m->error,
 					m->have_status ? &m->status : NULL);
 		tuner_pump(t);
