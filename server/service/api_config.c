@@ -32,6 +32,7 @@ void api_config_free(struct api_config *cfg)
 	}
 	free(cfg->tokens);
 	free(cfg->name);
+	free(cfg->state_dir);
 	api_config_init(cfg);
 }
 
@@ -180,6 +181,21 @@ static int config_from_json(json_t *root, struct api_config *cfg, char *err,
 			if (conn_cap(key, v, &cfg->max_stream_connections, err,
 				     errlen))
 				return -1;
+		} else if (!strcmp(key, "state_dir")) {
+			if (!json_is_string(v) ||
+			    json_string_value(v)[0] != '/' ||
+			    json_string_length(v) > API_STATE_DIR_MAX ||
+			    strlen(json_string_value(v)) !=
+				json_string_length(v))
+				return fail(err, errlen,
+					    "\"state_dir\" must be an "
+					    "absolute path of at most %d "
+					    "bytes",
+					    API_STATE_DIR_MAX);
+			free(cfg->state_dir);
+			cfg->state_dir = strdup(json_string_value(v));
+			if (!cfg->state_dir)
+				return fail(err, errlen, "out of memory");
 		} else {
 			return fail(err, errlen, "unknown key \"%s\"", key);
 		}

@@ -4,7 +4,8 @@
  *   {"name":"box1",
  *    "tokens":[{"name":"ops","token":"...","role":"operator"}],
  *    "status_interval_ms":1000,
- *    "max_request_connections":256, "max_stream_connections":2048}
+ *    "max_request_connections":256, "max_stream_connections":2048,
+ *    "state_dir":"/var/lib/tunerd"}
  * Every key is optional.  Tokens are kept only here and never logged.
  */
 #ifndef TUNERD_API_CONFIG_H
@@ -16,6 +17,7 @@
 
 #define API_TOKEN_NAME_MAX 64
 #define API_TOKEN_MAX      256
+#define API_STATE_DIR_MAX  3800 /* bytes; room for names under PATH_MAX */
 
 struct api_token {
 	char *name;
@@ -31,6 +33,7 @@ struct api_config {
 	long status_interval_ms; /* -1: not set */
 	/* The front's connection caps (http_front.h); -1: not set. */
 	long max_request_connections, max_stream_connections;
+	char *state_dir;         /* absolute path; NULL: not set */
 };
 
 /* The largest connection cap the file or the command line may set. */

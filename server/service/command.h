@@ -118,6 +118,10 @@ int command_lease_post(struct command_service *cs, uint32_t tuner, json_t *body,
 /* DELETE .../lease with lease_id (NULL: none).  Same. */
 int command_lease_delete(struct command_service *cs, uint32_t tuner,
 			 const char *lease_id, struct command_result *res);
+/* 1 when .../lease of tuner is a path that exists: the tuner is there,
+ * or a lease on it is (read back after a restart, before the stub has
+ * attached the tuner again). */
+int command_lease_target(struct command_service *cs, uint32_t tuner);
 
 /* The lease check every command goes through (command_lease.c): 0 when
  * a request carrying id (NULL: none) may act on tuner, filling label with

@@ -122,6 +122,15 @@ class Box:
         self.log.close()
 
 
+def state_dir_args(box, extra=()):
+    """--state-dir in the box's directory unless extra names one: tests run
+    as root must never share the default /var/lib/tunerd, and the daemons
+    of one box share it as the daemons of one machine would."""
+    if "--state-dir" in extra:
+        return []
+    return ["--state-dir", os.path.join(box.dir, "state")]
+
+
 class Daemon:
     """A tunerd process on a box."""
 
@@ -130,6 +139,7 @@ class Daemon:
                 "--firmware-dir", box.fw_dir]
         for d in plugin_dirs:
             args += ["--plugin-dir", d]
+        args += state_dir_args(box, extra)
         args += list(extra)
         self.logpath = os.path.join(box.dir, "tunerd-%s.txt" % name)
         self.log = open(self.logpath, "w")
@@ -254,14 +264,19 @@ def read_to_close(sock):
     return b"".join(chunks)
 
 
-def start_refused(box, config_path):
-    """Run a daemon on box with config_path that must refuse to start; its
-    exit status and everything it logged (stdout + stderr)."""
-    p = subprocess.run(
-        [os.path.join(BIN, "tunerd"), "--stub", "sim:" + box.sock,
-         "--plugin-dir", PLUGINS, "--listen", "127.0.0.1:%d" % free_port(),
-         "--config", config_path],
-        capture_output=True, text=True, timeout=20)
+def start_refused(box, config_path=None, extra=(), state=True, env=None):
+    """Run a daemon on box (with config_path, extra arguments, env added
+    to the environment; a --state-dir of the box's when state) that must
+    refuse to start; its exit status and everything it logged (stdout +
+    stderr)."""
+    args = [os.path.join(BIN, "tunerd"), "--stub", "sim:" + box.sock,
+            "--plugin-dir", PLUGINS, "--listen",
+            "127.0.0.1:%d" % free_port()]
+    if config_path:
+        args += ["--config", config_path]
+    args += (state_dir_args(box, extra) if state else []) + list(extra)
+    p = subprocess.run(args, capture_output=True, text=True, timeout=20,
+                       env=dict(os.environ, **(env or {})))
     return p.returncode, p.stdout + p.stderr
 
 

@@ -128,6 +128,9 @@ static int load_config(struct net_api *net, const char *path)
 	ret = apply_name(net, net->cfg.name);
 	if (ret)
 		return ret;
+	/* main() opens it after the options: --state-dir still wins. */
+	snprintf(net->d->state_dir_config, sizeof(net->d->state_dir_config),
+		 "%s", net->cfg.state_dir ? net->cfg.state_dir : "");
 	log_loaded(net, "loaded");
 	return 0;
 }
@@ -185,6 +188,9 @@ int api_reload(struct daemon *d)
 	    net->cfg.max_stream_connections !=
 		net->retired[net->nretired - 1].max_stream_connections)
 		log_warn("config: the connection caps apply at the next start");
+	if (strcmp(net->cfg.state_dir ? net->cfg.state_dir : "",
+		   d->state_dir_config))
+		log_warn("config: state_dir applies at the next start");
 	log_loaded(net, "reloaded");
 	return 0;
 }
@@ -288,7 +294,7 @@ int api_start(struct daemon *d)
 	net->events = d->events;
 	net->started_ms = api_realtime_ms();
 	net->leases = lease_table_new(d->loop, d->events);
-	if (net->leases)
+	if (net->leases && lease_table_keep(net->leases, d->state) == 0)
 		net->commands = command_service_new(d, net->leases);
 	if (!net->commands)
 		goto fail;
