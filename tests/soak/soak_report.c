@@ -113,16 +113,20 @@ static int cmp_u64(const void *a, const void *b)
 /* min, median, max of one figure over the subscribers */
 static void print_spread(const struct soak_sub_result *r, int n,
 			 const char *what,
-			 uint64_t (*get)(const struct soak_sub_result *))
+			 uint64_t (*get)(const struct soak_sub_result *),
+			 int dropped_only)
 {
-	uint64_t *v = calloc((size_t)n, sizeof(*v));
+	uint64_t *v = calloc((size_t)n + 1, sizeof(*v));
+	int m = 0;
 
+	for (int i = 0; v && i < n; i++)
+		if (!dropped_only || r[i].told_slow)
+			v[m++] = get(&r[i]);
+	n = m;
 	if (!v || !n) {
 		free(v);
 		return;
 	}
-	for (int i = 0; i < n; i++)
-		v[i] = get(&r[i]);
 	qsort(v, (size_t)n, sizeof(*v), cmp_u64);
 	printf("  %s: min %llu, median %llu, max %llu\n", what,
 	       (unsigned long long)v[0], (unsigned long long)v[n / 2],
@@ -197,16 +201,16 @@ int soak_report_subs(const struct soak_sub_result *r, int n, uint64_t first,
 	       t.gap_subs);
 	printf("  connections refused: %llu, to %d subscribers\n",
 	       (unsigned long long)t.refusals, t.refused_subs);
-	print_spread(r, n, "events per subscriber", get_events);
+	print_spread(r, n, "events per subscriber (till all had the last)",
+		     get_events, 0);
 	print_spread(r, n,
 		     "latest event (publication -> receipt, ms; 1 in 8 "
 		     "sampled)",
-		     get_lag);
-	if (t.slow_subs)
-		print_spread(r, n,
-			     "lateness (ms) of the last sampled event before "
-			     "a slow_consumer",
-			     get_lag_at_drop);
+		     get_lag, 0);
+	print_spread(r, n,
+		     "dropped ones: lateness (ms) of their last sampled event "
+		     "before the slow_consumer",
+		     get_lag_at_drop, 1);
 	if (t.hole_subs && ++failed)
 		printf("FAIL   seq holes without a gap message: %llu, in %d "
 		       "subscribers\n",
