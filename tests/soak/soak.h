@@ -42,7 +42,8 @@ struct soak_opts {
 	int holders;             /* lease holders per leased tuner */
 	int slow_conns;          /* slowloris connections held */
 	const char *slow_source; /* their source address (NULL: loopback) */
-	int finish_ms;           /* subscribers' time to reach the end */
+	int finish_ms;           /* after the load: subscribers short of the end
+			  that read nothing for this long are stuck */
 };
 
 /* The kinds of REST requests counted apart. */

@@ -227,8 +227,8 @@ int soak_report_subs(const struct soak_sub_result *r, int n, uint64_t first,
 		printf("FAIL   subscribers that never got an event: %d\n",
 		       t.never);
 	if (t.not_at_end && ++failed)
-		printf("FAIL   subscribers short of the last event (%llu) "
-		       "at the end: %d\n",
+		printf("FAIL   subscribers short of the last event (%llu), "
+		       "stuck or out of time: %d\n",
 		       (unsigned long long)last, t.not_at_end);
 	return failed;
 }

@@ -32,13 +32,14 @@
 
 #include "soak.h"
 
-#define SUB_RX_CHUNK    16384
-#define SUB_MSG_MAX     (256 * 1024)
-#define SUB_RETRY_MS    1000
-#define SUB_COMEBACK_MS 200
-#define SUB_SERVICE_MS  50
-#define SUB_PATH_MAX    96
-#define SUB_LAG_EVERY   8
+#define SUB_RX_CHUNK      16384
+#define SUB_MSG_MAX       (256 * 1024)
+#define SUB_RETRY_MS      1000
+#define SUB_COMEBACK_MS   200
+#define SUB_SERVICE_MS    50
+#define SUB_PATH_MAX      96
+#define SUB_LAG_EVERY     8
+#define SUB_FINISH_MAX_MS (10 * 60 * 1000)
 
 struct sub {
 	int index;
@@ -303,12 +304,18 @@ static void reconnect_due(uint64_t now)
 			sub_connect(&G.s[i]);
 }
 
-static int all_reached(uint64_t last)
+/* 1 when every subscriber has `last`; *progress: the sum of their
+ * positions, which moves as long as one of them reads. */
+static int all_reached(uint64_t last, uint64_t *progress)
 {
-	for (int i = 0; i < G.count; i++)
-		if (G.s[i].expect <= last)
-			return 0;
-	return 1;
+	int all = 1;
+
+	*progress = 0;
+	for (int i = 0; i < G.count; i++) {
+		*progress += G.s[i].expect;
+		all &= G.s[i].expect > last;
+	}
+	return all;
 }
 
 /* The parent's command, if one came: 1 with *last set on FINISH. */
@@ -328,11 +335,14 @@ static int poll_ctl(int ctl, uint64_t *last)
 	return 1;
 }
 
-/* Runs until told to finish, then until every subscriber saw `last` or
- * finish_ms passed. */
+/* Runs until told to finish, then until every subscriber saw `last`, or
+ * none of those short of it moved for finish_ms (stuck), or
+ * SUB_FINISH_MAX_MS passed: a subscriber that fell far behind on a
+ * loaded machine holds minutes of events in its socket buffers, and
+ * reading them is not the daemon's failure. */
 static int run(int ctl)
 {
-	uint64_t last = 0, end_by = 0;
+	uint64_t last = 0, end_by = 0, cap = 0, progress = 0, seen = 0;
 	int ret = 0;
 
 	while (!end_by || soak_now_ms() < end_by) {
@@ -351,12 +361,18 @@ static int run(int ctl)
 				return -1;
 			if (ret == 1) {
 				G.finishing = 1;
+				cap = soak_now_ms() + SUB_FINISH_MAX_MS;
 				end_by =
 				    soak_now_ms() + (uint64_t)G.o->finish_ms;
 			}
 		}
-		if (end_by && all_reached(last))
+		if (end_by && all_reached(last, &progress))
 			break;
+		if (end_by && progress != seen) {
+			seen = progress;
+			end_by = soak_now_ms() + (uint64_t)G.o->finish_ms;
+			end_by = end_by < cap ? end_by : cap;
+		}
 	}
 	for (int i = 0; i < G.count; i++) {
 		G.s[i].r.open_at_end = (uint8_t)G.s[i].open;
