@@ -61,9 +61,8 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 rss_kb() { awk '/^VmRSS/ {print $2; f=1} END {if (!f) print 0}' "/proc/$1/status" 2>/dev/null || echo 0; }
-# A process's own pages (USS): a worker forked from the daemon also counts
-# the daemon's pages it shares in its RSS, so a restarted worker looks
-# bigger than the one it replaced while it owns no more.
+# A process's own pages (USS): a worker's RSS also counts the pages it
+# still shares with the daemon it was forked from.
 uss_kb() { awk '/^Private_(Clean|Dirty)/ {s += $2} END {print s + 0}' "/proc/$1/smaps_rollup" 2>/dev/null || echo 0; }
 workers() { cat /proc/"$daemon_pid"/task/*/children 2>/dev/null || true; }
 

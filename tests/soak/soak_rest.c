@@ -41,7 +41,6 @@
 #define REST_PRIO_HIGH   150
 #define REST_POLL_MS     10
 #define REST_LOSS_LOG    20
-#define REST_HOLDERS_MAX 16
 
 enum holder_state { H_IDLE, H_HOLDING };
 
