@@ -19,6 +19,7 @@
 #include "lease.h"
 #include "log.h"
 #include "rest.h"
+#include "stream.h"
 
 struct net_api *net_api_of(const struct daemon *d)
 {
@@ -255,7 +256,9 @@ int api_start(struct daemon *d)
 	net->leases = lease_table_new(d->loop, d->events);
 	if (net->leases)
 		net->commands = command_service_new(d, net->leases);
-	if (!net->commands)
+	if (net->commands)
+		net->streams = stream_hub_new(d);
+	if (!net->streams)
 		goto fail;
 	errno = 0;
 	net->front = http_front_start(net, net->listen);
@@ -280,8 +283,13 @@ void api_stop(struct daemon *d)
 	net->stopping = 1;
 	if (net->front)
 		event_streams_stop(d);
+	/* Every stream ends (daemon_stopping) and is resumed to say so
+	 * before MHD stops. */
+	stream_hub_stop(net->streams);
 	http_front_stop(net->front);
 	net->front = NULL;
+	stream_hub_free(net->streams);
+	net->streams = NULL;
 	rest_cache_free(net);
 	command_service_free(net->commands);
 	lease_table_free(net->leases);

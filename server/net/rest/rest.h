@@ -36,6 +36,7 @@ enum rest_route {
 	ROUTE_LEASE,
 	ROUTE_PLUGINS,
 	ROUTE_EVENTS,
+	ROUTE_STREAM,
 	ROUTE_STATIC,
 };
 
@@ -114,6 +115,8 @@ enum MHD_Result rest_get_plugins(struct rest_req *r);
 enum MHD_Result rest_tuner_command(struct rest_req *r);
 enum MHD_Result rest_lease(struct rest_req *r);
 enum MHD_Result rest_static(struct rest_req *r, const char *url);
+/* GET/HEAD .../stream (rest_stream.c). */
+enum MHD_Result rest_stream_get(struct rest_req *r);
 /* url (percent-decoded by MHD: any bytes) as printable ASCII for an
  * error's message and details, other bytes as %XX; cut to fit buf. */
 const char *rest_path_text(const char *url, char *buf, size_t len);
