@@ -41,6 +41,7 @@ struct stream_reader {
 	uint8_t *ring;
 	size_t head, len;
 	enum stream_end end;
+	int reported; /* stream.stop published */
 	uint64_t bytes, cc_errors;
 	uint64_t started_ms;
 	char by[64];
@@ -113,6 +114,8 @@ static struct stream_tuner *tuner_entry(struct stream_hub *h, uint32_t id,
 
 /* ---- ending readers ---- */
 
+static void reader_report(struct stream_reader *r);
+
 static void source_close(struct stream_hub *h, struct stream_tuner *st)
 {
 	if (!st->open)
@@ -146,6 +149,8 @@ static void reader_end(struct stream_reader *r, enum stream_end why)
 	}
 	if (!st->readers)
 		source_close(r->hub, st);
+	if (why == STREAM_END_STOPPING)
+		reader_report(r);
 	if (r->wake)
 		r->wake(r->owner);
 }
@@ -379,17 +384,24 @@ enum stream_end stream_reader_ended(const struct stream_reader *r)
 	return r->end;
 }
 
-void stream_reader_close(struct stream_reader *r, enum stream_end why)
+/* stream.stop (and a log line): once per reader, when its owner closes
+ * it; at a stop of the daemon when it ends, before the network layer
+ * that owns it goes away.  (The event streams close at a stop without
+ * sending what is queued, so that one stays in the bus's ring.) */
+static void reader_report(struct stream_reader *r)
 {
-	struct stream_hub *h = r->hub;
-	struct stream_tuner *st = tuner_entry(h, r->tuner, 0);
+	struct stream_tuner *st = tuner_entry(r->hub, r->tuner, 0);
 
-	if (!r->end) {
-		r->wake = NULL;
-		reader_end(r, why);
-	}
+	if (r->reported)
+		return;
+	r->reported = 1;
+	log_info("stream: tuner %u: reader %llu (%s) ended: %s, %llu bytes, "
+		 "%llu CC errors",
+		 r->tuner, (unsigned long long)r->id, r->by,
+		 stream_end_name(r->end), (unsigned long long)r->bytes,
+		 (unsigned long long)r->cc_errors);
 	eventbus_publish(
-	    h->d->events, "stream.stop", (long)r->tuner,
+	    r->hub->d->events, "stream.stop", (long)r->tuner,
 	    json_pack("{s:I, s:s, s:s, s:I, s:I, s:I, s:I, s:i}", "reader",
 		      (json_int_t)r->id, "by", r->by, "reason",
 		      stream_end_name(r->end), "bytes", (json_int_t)r->bytes,
@@ -397,6 +409,15 @@ void stream_reader_close(struct stream_reader *r, enum stream_end why)
 		      "cc_errors", (json_int_t)r->cc_errors, "duration_ms",
 		      (json_int_t)(loop_now_ms() - r->started_ms), "readers",
 		      st ? st->nreaders : 0));
+}
+
+void stream_reader_close(struct stream_reader *r, enum stream_end why)
+{
+	if (!r->end) {
+		r->wake = NULL;
+		reader_end(r, why);
+	}
+	reader_report(r);
 	stream_filter_free(r->filter);
 	free(r->ring);
 	free(r);

@@ -281,11 +281,12 @@ void api_stop(struct daemon *d)
 	 * event stream) is answered 503 at once: MHD must not stop with a
 	 * suspended connection. */
 	net->stopping = 1;
+	/* Every stream ends (daemon_stopping) and is resumed to say so
+	 * before MHD stops; first, so that the event streams still carry
+	 * their stream.stop events. */
+	stream_hub_stop(net->streams);
 	if (net->front)
 		event_streams_stop(d);
-	/* Every stream ends (daemon_stopping) and is resumed to say so
-	 * before MHD stops. */
-	stream_hub_stop(net->streams);
 	http_front_stop(net->front);
 	net->front = NULL;
 	stream_hub_free(net->streams);
