@@ -5,8 +5,11 @@ set -euo pipefail
 
 # libwebsockets-evlib-uv: lws runs on the daemon's libuv loop (a foreign
 # loop), and lws loads that support as a plugin from this package.
+# libdvbv5-dev (which needs libudev-dev for its pkg-config file),
+# libdvbpsi-dev: the streams' PAT/PMT parsing and the rewritten PAT.
 build_pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev
-	libwebsockets-dev libwebsockets-evlib-uv libuv1-dev libcurl4-openssl-dev)
+	libwebsockets-dev libwebsockets-evlib-uv libuv1-dev libcurl4-openssl-dev
+	libdvbv5-dev libudev-dev libdvbpsi-dev)
 # python3-yaml, python3-jsonschema: the OpenAPI test validates the answers
 # against protocol/openapi.yaml.
 test_pkgs=(python3 curl python3-websocket python3-yaml python3-jsonschema

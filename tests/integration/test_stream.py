@@ -11,6 +11,7 @@ import unittest
 import tsgen
 from events_util import EventsFromNow
 from harness import ApiBoxTest, TsSource, read_to_close, wait_for
+from test_rest_openapi import SPEC, jsonschema, to_json_schema, yaml
 
 STREAM = "/api/v1/tuners/1/stream"
 CYCLE, KEYS = tsgen.multiplex()
@@ -222,6 +223,28 @@ class StreamTest(ApiBoxTest):
         self.assertRegex(self.daemon.logtext(),
                          r"stream: tuner 1: reader 1 \(api\) ended: "
                          r"daemon_stopping")
+
+
+    @unittest.skipIf(yaml is None, "PyYAML or jsonschema missing")
+    def test_matches_the_spec(self):
+        with open(SPEC) as f:
+            spec = yaml.safe_load(f)
+
+        def check(obj, name):
+            schema = to_json_schema(spec, {"$ref": "#/components/schemas/"
+                                           + name})
+            jsonschema.Draft4Validator(schema).validate(obj)
+        op = spec["paths"]["/api/v1/tuners/{id}/stream"]["get"]
+        self.assertIn("video/mp2t", op["responses"]["200"]["content"])
+        ev = EventsFromNow(self, "types=stream.*")
+        self.stream(STREAM + "?service=258", n=50)
+        for e in (ev.wait("stream.start"), ev.wait("stream.stop")):
+            check(e, "Event")
+        check(self.api("GET", "/api/v1/tuners/1").json, "Tuner")
+        for q in ("pids=x", "service=0", "x=1"):
+            r = self.api("GET", STREAM + "?" + q)
+            self.assertIn(str(r.status), op["responses"])
+            check(r.json, "Error")
 
 
 class StreamRolesTest(ApiBoxTest):
