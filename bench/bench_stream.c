@@ -286,8 +286,8 @@ static int tuners_ready(int port)
 	return n == opt.tuners;
 }
 
-static int start_tunerd(const char *dir, const char *sock, int port,
-			pid_t *box, pid_t *daemon)
+static int start_tunerd(const char *dir, const char *sock, int port, pid_t *box,
+			pid_t *daemon)
 {
 	char bin[PATH_MAX], path[PATH_MAX + 32], env[PATH_MAX], log[PATH_MAX];
 	char chips[16 * 8] = "", stub[PATH_MAX], plugins[PATH_MAX + 16];

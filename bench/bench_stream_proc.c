@@ -54,8 +54,9 @@ double bench_cpu_s(pid_t pid)
 		return -1;
 	buf[n] = '\0';
 	p = strrchr(buf, ')'); /* the name may hold spaces */
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
-				"%lu %lu",
+	if (!p || sscanf(p + 2,
+			 "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+			 "%lu %lu",
 			 &ut, &st) != 2)
 		return -1;
 	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
@@ -181,8 +182,8 @@ static void source_main(const char *sockpath, int ntuners, double rate_bps,
 			int fd = accept4(lfd[i], NULL, NULL, SOCK_CLOEXEC);
 
 			if (fd >= 0)
-				feeds[nfeeds++] = (struct feed){fd, now_s(), 0,
-								0};
+				feeds[nfeeds++] =
+				    (struct feed){fd, now_s(), 0, 0};
 		}
 		for (int i = 0; i < nfeeds; i++)
 			source_tick(&feeds[i], cycle, len, rate_bps);
@@ -298,14 +299,14 @@ static void relay_splice(struct relay_tuner *t)
 				_exit(1);
 			while (left > 0 &&
 			       (w = splice(t->tpipe[0], NULL, t->readers[i],
-					   NULL, (size_t)left,
-					   SPLICE_F_MOVE)) > 0)
+					   NULL, (size_t)left, SPLICE_F_MOVE)) >
+				   0)
 				left -= w;
 		} else {
 			while (left > 0 &&
 			       (w = splice(t->pipe[0], NULL, t->readers[i],
-					   NULL, (size_t)left,
-					   SPLICE_F_MOVE)) > 0)
+					   NULL, (size_t)left, SPLICE_F_MOVE)) >
+				   0)
 				left -= w;
 		}
 		if (left)

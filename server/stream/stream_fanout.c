@@ -90,7 +90,7 @@ const char *stream_end_name(enum stream_end e)
 
 static const char *mode_name(enum stream_filter_mode m)
 {
-	return m == STREAM_FILTER_PIDS	   ? "pids"
+	return m == STREAM_FILTER_PIDS      ? "pids"
 	       : m == STREAM_FILTER_SERVICE ? "service"
 					    : "all";
 }
@@ -220,8 +220,7 @@ static void rate_update(struct stream_tuner *st, long npkt)
 	}
 }
 
-static void source_ready(struct loop *l, int fd, unsigned int events,
-			 void *arg)
+static void source_ready(struct loop *l, int fd, unsigned int events, void *arg)
 {
 	struct stream_tuner *st = arg;
 	struct stream_hub *h = st->readers ? st->readers->hub : NULL;
@@ -333,7 +332,9 @@ struct stream_reader *stream_reader_open(struct stream_hub *h, uint32_t tuner,
 	struct stream_tuner *st;
 	struct stream_reader *r;
 
-	*err = h->stopping ? -ESHUTDOWN : !tuner_find(h->d, tuner) ? -ENOENT : 0;
+	*err = h->stopping                ? -ESHUTDOWN
+	       : !tuner_find(h->d, tuner) ? -ENOENT
+					  : 0;
 	if (!*err && (h->nreaders >= STREAM_READERS_MAX ||
 		      ((st = tuner_entry(h, tuner, 0)) &&
 		       st->nreaders >= STREAM_READERS_PER_TUNER)))
@@ -369,8 +370,8 @@ size_t stream_reader_read(struct stream_reader *r, void *buf, size_t max)
 {
 	size_t n = r->len < max ? r->len : max, first;
 
-	first = STREAM_READER_BUF - r->head < n ? STREAM_READER_BUF - r->head
-						: n;
+	first =
+	    STREAM_READER_BUF - r->head < n ? STREAM_READER_BUF - r->head : n;
 	memcpy(buf, r->ring + r->head, first);
 	memcpy((uint8_t *)buf + first, r->ring, n - first);
 	r->head = (r->head + n) % STREAM_READER_BUF;

@@ -26,9 +26,9 @@
 #include <libdvbv5/pat.h>
 #include <libdvbv5/pmt.h>
 
-#define TS_PACKET_LEN   188
-#define SECTION_MAX     1024 /* PAT and PMT: section_length <= 1021 */
-#define PID_UNKNOWN     (-1)
+#define TS_PACKET_LEN 188
+#define SECTION_MAX   1024 /* PAT and PMT: section_length <= 1021 */
+#define PID_UNKNOWN   (-1)
 
 /* One section being collected from the packets of a PID. */
 struct section {
@@ -318,8 +318,7 @@ static const uint8_t *service_pat(struct stream_filter *f, const uint8_t *pkt)
 	return f->pat_pkt;
 }
 
-const uint8_t *stream_filter_packet(struct stream_filter *f,
-				    const uint8_t *pkt)
+const uint8_t *stream_filter_packet(struct stream_filter *f, const uint8_t *pkt)
 {
 	unsigned int pid = ((unsigned int)pkt[1] & 0x1F) << 8 | pkt[2];
 

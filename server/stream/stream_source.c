@@ -147,8 +147,7 @@ static int account(struct stream_source *src, const uint8_t *p)
 	}
 	if (pid == 0x1FFF || !(afc & 1))
 		return 0; /* null packets and adaptation-only keep no CC */
-	if (last && !disc && cc != (last & 0x0F) &&
-	    cc != ((last + 1) & 0x0F)) {
+	if (last && !disc && cc != (last & 0x0F) && cc != ((last + 1) & 0x0F)) {
 		src->cc_errors++;
 		err = 1;
 	}

@@ -46,8 +46,8 @@ static void rest_stream_wake(void *owner)
 	}
 	if (stream_reader_ended(s->reader) != STREAM_END_SLOW)
 		return;
-	ci = MHD_get_connection_info(s->conn,
-				     MHD_CONNECTION_INFO_CONNECTION_FD);
+	ci =
+	    MHD_get_connection_info(s->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 	if (ci)
 		shutdown(ci->connect_fd, SHUT_RDWR);
 	http_front_kick_soon(s->net->front);
@@ -93,16 +93,17 @@ static enum MHD_Result bad_query(struct rest_req *r, const char *field,
 static int parse_filter(struct rest_req *r, struct stream_filter_spec *f,
 			enum MHD_Result *ret)
 {
-	const char *pids = MHD_lookup_connection_value(
-	    r->conn, MHD_GET_ARGUMENT_KIND, "pids");
+	const char *pids =
+	    MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "pids");
 	const char *service = MHD_lookup_connection_value(
 	    r->conn, MHD_GET_ARGUMENT_KIND, "service");
 	const char *why = NULL;
 
 	memset(f, 0, sizeof(*f));
 	if (pids && service) {
-		*ret = bad_query(r, "service", "pids and service exclude "
-					       "each other");
+		*ret = bad_query(r, "service",
+				 "pids and service exclude "
+				 "each other");
 		return -1;
 	}
 	if (pids && stream_filter_parse_pids(f, pids, &why)) {
@@ -120,17 +121,16 @@ static enum MHD_Result open_error(struct rest_req *r, int err)
 {
 	switch (err) {
 	case -EAGAIN:
-		return rest_error(
-		    r, 429, "too_many_requests",
-		    json_pack("{s:i, s:i}", "max_per_tuner",
-			      STREAM_READERS_PER_TUNER, "max",
-			      STREAM_READERS_MAX),
-		    "too many streams are open");
+		return rest_error(r, 429, "too_many_requests",
+				  json_pack("{s:i, s:i}", "max_per_tuner",
+					    STREAM_READERS_PER_TUNER, "max",
+					    STREAM_READERS_MAX),
+				  "too many streams are open");
 	case -ENOENT:
-		return rest_error(r, 404, "not_found",
-				  json_pack("{s:I}", "tuner",
-					    (json_int_t)r->tuner),
-				  "no tuner %u", r->tuner);
+		return rest_error(
+		    r, 404, "not_found",
+		    json_pack("{s:I}", "tuner", (json_int_t)r->tuner),
+		    "no tuner %u", r->tuner);
 	case -ENODEV:
 		return rest_error(r, 503, "unavailable", NULL,
 				  "tuner %u has no stream source now",

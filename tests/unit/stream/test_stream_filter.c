@@ -10,9 +10,9 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include <dvbpsi/descriptor.h>
 #include <dvbpsi/dvbpsi.h>
 #include <dvbpsi/pat.h>
-#include <dvbpsi/descriptor.h>
 #include <dvbpsi/pmt.h>
 #include <dvbpsi/psi.h>
 #include <libdvbv5/crc32.h>
@@ -25,8 +25,7 @@
 static uint8_t cc_of[TS_PID_COUNT];
 
 /* One packet holding section s (pointer_field 0), or any payload. */
-static void packet(uint8_t *p, unsigned int pid, const uint8_t *sec,
-		   size_t len)
+static void packet(uint8_t *p, unsigned int pid, const uint8_t *sec, size_t len)
 {
 	memset(p, 0xFF, 188);
 	p[0] = 0x47;
@@ -40,8 +39,7 @@ static void packet(uint8_t *p, unsigned int pid, const uint8_t *sec,
 	}
 }
 
-static void pat_packet(dvbpsi_t *psi, uint8_t *p, uint16_t pmt1,
-		       uint16_t pmt2)
+static void pat_packet(dvbpsi_t *psi, uint8_t *p, uint16_t pmt1, uint16_t pmt2)
 {
 	dvbpsi_pat_t pat;
 	dvbpsi_psi_section_t *s;
