@@ -252,7 +252,10 @@ out:
 
 static pid_t spawn(char *const argv[], const char *log)
 {
-	pid_t pid = fork();
+	pid_t pid;
+
+	fflush(stdout); /* or the child's freopen() writes it again */
+	pid = fork();
 
 	if (pid == 0) {
 		FILE *f = freopen(log, "w", stdout);
@@ -286,13 +289,35 @@ static int tuners_ready(int port)
 	return n == opt.tuners;
 }
 
-static int start_tunerd(const char *dir, const char *sock, int port, pid_t *box,
-			pid_t *daemon)
+static pid_t start_daemon(const char *bin, const char *dir, const char *sock,
+			  int port, const char *delivery)
 {
-	char bin[PATH_MAX], path[PATH_MAX + 32], env[PATH_MAX], log[PATH_MAX];
-	char chips[16 * 8] = "", stub[PATH_MAX], plugins[PATH_MAX + 16];
-	char app[PATH_MAX], listen[32];
-	ssize_t n = readlink("/proc/self/exe", bin, sizeof(bin) - 1);
+	char path[PATH_MAX + 32], stub[PATH_MAX], plugins[PATH_MAX + 16];
+	char listen[32], log[PATH_MAX];
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/tunerd", bin);
+	snprintf(stub, sizeof(stub), "sim:%s", sock);
+	snprintf(plugins, sizeof(plugins), "%s/../plugins", bin);
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
+	snprintf(log, sizeof(log), "%s/tunerd-%s.log", dir, delivery);
+	pid = spawn((char *[]){path, "--stub", stub, "--plugin-dir", plugins,
+			       "--listen", listen, "--stream-delivery",
+			       (char *)delivery, NULL},
+		    log);
+	for (int i = 0; pid > 0 && i < 600; i++, usleep(50000))
+		if (tuners_ready(port))
+			return pid;
+	stop(pid);
+	return -1;
+}
+
+/* The box (bin: the bench's own directory, for the programs' paths). */
+static int start_box(const char *dir, const char *sock, char *bin, pid_t *box)
+{
+	char path[PATH_MAX + 32], env[PATH_MAX], log[PATH_MAX];
+	char chips[16 * 8] = "", app[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", bin, PATH_MAX - 1);
 	FILE *f;
 
 	if (n <= 0)
@@ -314,19 +339,19 @@ static int start_tunerd(const char *dir, const char *sock, int port, pid_t *box,
 				app, "--tuners", chips, "--env", env,
 				"--settle-scale", "0", "--i2c-khz", "0", NULL},
 		     log);
-	usleep(200000); /* start-up, not measured: the daemon retries */
-	snprintf(path, sizeof(path), "%s/tunerd", bin);
-	snprintf(stub, sizeof(stub), "sim:%s", sock);
-	snprintf(plugins, sizeof(plugins), "%s/../plugins", bin);
-	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
-	snprintf(log, sizeof(log), "%s/tunerd.log", dir);
-	*daemon = spawn((char *[]){path, "--stub", stub, "--plugin-dir",
-				   plugins, "--listen", listen, NULL},
-			log);
-	for (int i = 0; i < 600; i++, usleep(50000))
-		if (tuners_ready(port))
-			return 0;
-	return -1;
+	return *box > 0 ? 0 : -1;
+}
+
+/* tunerd with this delivery on the box, measured, stopped. */
+static int measure_tunerd(const char *bin, const char *dir, const char *sock,
+			  const char *delivery, struct result *res)
+{
+	int port = free_port();
+	pid_t pid = start_daemon(bin, dir, sock, port, delivery);
+	int ret = pid > 0 ? measure(pid, port, res) : -1;
+
+	stop(pid);
+	return ret;
 }
 
 static int remove_entry(const char *path, const struct stat *st, int flag,
@@ -387,10 +412,10 @@ static int parse_args(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	char dir[] = "/tmp/bench-stream-XXXXXX", sock[64];
-	struct result d = {0}, rw = {0}, sp = {0};
-	pid_t src, box = -1, daemon = -1, relay = -1, relay_sp = -1;
-	int port = free_port(), port_rw = free_port(), port_sp, ret = 1;
+	char dir[] = "/tmp/bench-stream-XXXXXX", sock[64], bin[PATH_MAX];
+	struct result d = {0}, m = {0}, rw = {0}, sp = {0};
+	pid_t src, box = -1, relay, relay_sp;
+	int port_rw = free_port(), port_sp, ret = 1;
 
 	if (parse_args(argc, argv)) {
 		fprintf(stderr, "usage: bench_stream [--seconds 1..600] "
@@ -407,7 +432,7 @@ int main(int argc, char **argv)
 	port_sp = free_port();
 	relay_sp = bench_relay_start(sock, port_sp, BENCH_RELAY_SPLICE);
 	if (src < 0 || relay < 0 || relay_sp < 0 ||
-	    start_tunerd(dir, sock, port, &box, &daemon)) {
+	    start_box(dir, sock, bin, &box)) {
 		fprintf(stderr, "bench_stream: cannot start (logs in %s)\n",
 			dir);
 		goto out;
@@ -415,21 +440,31 @@ int main(int argc, char **argv)
 	printf("bench_stream: %d tuners x %.1f Mbit/s, %d readers each, "
 	       "%.0f s per server\n",
 	       opt.tuners, opt.rate_mbps, opt.readers, opt.seconds);
-	printf("%-30s %9s %8s %14s %9s %4s\n", "server", "Mbit/s", "CPU %",
-	       "CPU%/100Mbit", "CC errs", "ok");
-	if (measure(daemon, port, &d) || measure(relay, port_rw, &rw) ||
+	if (measure_tunerd(bin, dir, sock, "direct", &d) ||
+	    measure(relay, port_rw, &rw) ||
+	    measure_tunerd(bin, dir, sock, "mhd", &m) ||
 	    measure(relay_sp, port_sp, &sp)) {
-		fprintf(stderr, "bench_stream: a reader ended early\n");
+		fprintf(stderr,
+			"bench_stream: a server or reader failed "
+			"(logs in %s)\n",
+			dir);
 		goto out;
 	}
-	print_line("tunerd (MHD, suspend/resume)", &d);
+	printf("%-30s %9s %8s %14s %9s %4s\n", "server", "Mbit/s", "CPU %",
+	       "CPU%/100Mbit", "CC errs", "ok");
+	print_line("tunerd (direct writes)", &d);
+	print_line("tunerd (MHD callback)", &m);
 	print_line("bare relay (read/write)", &rw);
 	print_line("bare relay (splice/tee)", &sp);
 	print_ratio("relay (read/write)", &d, &rw);
 	print_ratio("relay (splice/tee)", &d, &sp);
-	ret = d.cc_errors || rw.cc_errors || sp.cc_errors;
+	printf("tunerd MHD / direct:           CPU per Mbit/s %.2f\n",
+	       d.cpu_pct > 0 ? (m.cpu_pct / m.mbps) / (d.cpu_pct / d.mbps)
+			     : 0.0);
+	ret = d.cc_errors || m.cc_errors || rw.cc_errors || sp.cc_errors ||
+	      d.readers_ok + m.readers_ok + rw.readers_ok + sp.readers_ok !=
+		  4 * opt.tuners * opt.readers;
 out:
-	stop(daemon);
 	stop(box);
 	stop(relay);
 	stop(relay_sp);

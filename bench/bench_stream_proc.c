@@ -87,6 +87,7 @@ static pid_t fork_ready(int *ready_fd)
 
 	if (pipe(p))
 		return -1;
+	fflush(stdout);
 	pid = fork();
 	if (pid == 0) {
 		close(p[0]);

@@ -18,6 +18,7 @@
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "stream_filter.h"
 
@@ -50,7 +51,8 @@ struct stream_stats {
 };
 
 /* Called when a reader has new bytes or ended (never from inside a
- * stream_reader_* call of the same reader). */
+ * stream_reader_* call of the same reader).  It may read, and close the
+ * reader. */
 typedef void (*stream_wake_fn)(void *owner);
 
 struct stream_hub *stream_hub_new(struct daemon *d);
@@ -69,9 +71,14 @@ struct stream_reader *stream_reader_open(struct stream_hub *h, uint32_t tuner,
 					 const struct stream_filter_spec *f,
 					 const char *by, stream_wake_fn wake,
 					 void *owner, int *err);
-/* Copy up to max waiting bytes (whole packets) into buf; returns how many
- * (0: none now). */
+/* Copy up to max waiting bytes into buf; returns how many (0: none now). */
 size_t stream_reader_read(struct stream_reader *r, void *buf, size_t max);
+/* The waiting bytes where they are (at most two pieces of the ring), for
+ * a writev(); returns their total.  stream_reader_consume() drops the
+ * first n of them, once written. */
+size_t stream_reader_peek(const struct stream_reader *r, struct iovec iov[2],
+			  int *niov);
+void stream_reader_consume(struct stream_reader *r, size_t n);
 /* Why the reader ended, or STREAM_END_NONE while it runs. */
 enum stream_end stream_reader_ended(const struct stream_reader *r);
 /* The owner is done (why: the reason if the reader still ran): event

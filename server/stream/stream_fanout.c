@@ -380,6 +380,28 @@ size_t stream_reader_read(struct stream_reader *r, void *buf, size_t max)
 	return n;
 }
 
+size_t stream_reader_peek(const struct stream_reader *r, struct iovec iov[2],
+			  int *niov)
+{
+	size_t first = STREAM_READER_BUF - r->head < r->len
+			   ? STREAM_READER_BUF - r->head
+			   : r->len;
+
+	iov[0] = (struct iovec){r->ring + r->head, first};
+	iov[1] = (struct iovec){r->ring, r->len - first};
+	*niov = r->len == first ? 1 : 2;
+	return r->len;
+}
+
+void stream_reader_consume(struct stream_reader *r, size_t n)
+{
+	if (n > r->len)
+		n = r->len;
+	r->head = (r->head + n) % STREAM_READER_BUF;
+	r->len -= n;
+	r->bytes += n;
+}
+
 enum stream_end stream_reader_ended(const struct stream_reader *r)
 {
 	return r->end;

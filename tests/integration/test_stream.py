@@ -23,6 +23,13 @@ def open_stream(port, path=STREAM, headers=None):
     return conn, conn.getresponse()
 
 
+def close_stream(conn, resp):
+    """The response holds the socket too: close both, or the connection
+    stays open until the response is collected."""
+    resp.close()
+    conn.close()
+
+
 def read_packets(resp, n):
     data = b""
     while len(data) < n * tsgen.PACKET:
@@ -60,7 +67,7 @@ class StreamTest(ApiBoxTest):
             self.assertEqual(resp.getheader("Content-Type"), "video/mp2t")
             return read_packets(resp, n)
         finally:
-            conn.close()
+            close_stream(conn, resp)
 
     def test_whole_multiplex(self):
         pk = self.stream()
@@ -148,7 +155,7 @@ class StreamTest(ApiBoxTest):
         self.assertGreater(t["packets"], 500)
         self.assertEqual(t["cc_errors"], 0)
         self.assertEqual(t["tei_errors"], 0)
-        conn.close()
+        close_stream(conn, resp)
         stop = ev.wait("stream.stop")
         self.assertEqual(stop["reason"], "client_closed")
         self.assertEqual(stop["reader"], start["reader"])
@@ -161,7 +168,7 @@ class StreamTest(ApiBoxTest):
         conn, resp = open_stream(self.port)
         read_packets(resp, 20000)  # 1.25 s
         rate = self.api("GET", "/api/v1/tuners/1").json["stream"]
-        conn.close()
+        close_stream(conn, resp)
         self.assertGreater(rate["bitrate_bps"], 0)
 
     def test_slow_reader_dropped(self):
@@ -192,7 +199,7 @@ class StreamTest(ApiBoxTest):
         finally:
             stop.set()
             th.join()
-            conn.close()
+            close_stream(conn, resp)
         data = b"".join(got)
         pk = tsgen.packets(data[:len(data) // 188 * 188])
         self.assertEqual(tsgen.cc_errors(pk), 0)
@@ -209,7 +216,7 @@ class StreamTest(ApiBoxTest):
         self.assertEqual(ev.wait("stream.stop")["reason"], "tuner_gone")
         while resp.read(65536):
             pass  # the answer ends
-        conn.close()
+        close_stream(conn, resp)
 
     def test_daemon_stopping(self):
         # The event streams close at a stop without what is queued (as
@@ -219,7 +226,7 @@ class StreamTest(ApiBoxTest):
         self.daemon.kill(15)
         while resp.read(65536):
             pass  # the answer ends as a whole (the last chunk comes)
-        conn.close()
+        close_stream(conn, resp)
         self.assertRegex(self.daemon.logtext(),
                          r"stream: tuner 1: reader 1 \(api\) ended: "
                          r"daemon_stopping")
@@ -247,6 +254,12 @@ class StreamTest(ApiBoxTest):
             check(r.json, "Error")
 
 
+class StreamMhdTest(StreamTest):
+    """Every test again with the stream delivered through libmicrohttpd's
+    content callback instead of the daemon's own writes."""
+    daemon_extra = ("--stream-delivery", "mhd")
+
+
 class StreamRolesTest(ApiBoxTest):
     config = {"tokens": [
         {"name": "tv", "token": "viewer-token-1", "role": "viewer"}]}
@@ -264,7 +277,7 @@ class StreamRolesTest(ApiBoxTest):
             conn, resp = open_stream(self.port, path, hdrs)
             self.assertEqual(resp.status, 200)
             self.assertEqual(len(read_packets(resp, 50)), 50)
-            conn.close()
+            close_stream(conn, resp)
 
 
 if __name__ == "__main__":

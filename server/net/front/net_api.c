@@ -68,6 +68,9 @@ const struct api_option api_options[] = {
     {"head-timeout-ms", 1, "MS",
      "a connection's whole request head must come within MS (default "
      "10000)"},
+    {"stream-delivery", 1, "direct|mhd",
+     "streams written by the daemon on the socket (default) or through "
+     "libmicrohttpd's content callback"},
     {NULL, 0, NULL, NULL},
 };
 
@@ -81,6 +84,7 @@ static struct net_api *net_get(struct daemon *d)
 	if (!net)
 		return NULL;
 	api_config_init(&net->cfg);
+	net->stream_direct = 1;
 	net->d = d;
 	net->status_interval_cli = -1;
 	d->api = net;
@@ -195,6 +199,15 @@ static int set_option(struct net_api *net, const char *name, const char *value)
 		return load_config(net, value);
 	if (!strcmp(name, "web-root"))
 		return set_web_root(net, value);
+	if (!strcmp(name, "stream-delivery")) {
+		if (strcmp(value, "direct") && strcmp(value, "mhd")) {
+			log_err("--stream-delivery: direct or mhd, not %s",
+				value);
+			return -EINVAL;
+		}
+		net->stream_direct = !strcmp(value, "direct");
+		return 0;
+	}
 	if (!strcmp(name, "status-interval-ms") ||
 	    !strcmp(name, "head-timeout-ms")) {
 		int head = name[0] == 'h';

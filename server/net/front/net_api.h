@@ -31,6 +31,7 @@ struct net_api {
 	struct command_service *commands; /* every transport's commands */
 	struct http_front *front;
 	struct stream_hub *streams; /* the tuners' transport streams */
+	int stream_direct;          /* --stream-delivery direct (else mhd) */
 	char *listen;               /* --listen, or NULL */
 	char *config_path;          /* --config, or NULL */
 	struct api_config *retired; /* configs replaced by a reload */

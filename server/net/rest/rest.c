@@ -67,6 +67,7 @@ void rest_request_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 	 * answer must not find it afterwards. */
 	command_client_cancel(&r->client);
 	waiting_unlink(r);
+	rest_stream_completed(r);
 	json_decref(r->reply);
 	free(r->body);
 	free(r);
@@ -589,6 +590,8 @@ enum MHD_Result rest_access_handler(void *cls, struct MHD_Connection *c,
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
+	if (r->stream)
+		return MHD_NO; /* a direct stream ended: close */
 	if (r->finished)
 		return rest_reply(r, r->code, json_incref(r->reply));
 	if (r->sse)

@@ -3,8 +3,10 @@
  * GET /api/v1/tuners/{id}/stream: the tuner's transport stream as
  * video/mp2t, the whole multiplex, ?pids=0,16,17,256 or ?service=SID.
  *
- * The answer is a libmicrohttpd callback response of unknown length
- * (chunked on HTTP/1.1): the content reader copies what the reader's ring
+ * Two deliveries (--stream-delivery): "direct" (the default,
+ * rest_stream_direct.c) writes the stream on the connection's socket from
+ * the loop; "mhd" answers with a libmicrohttpd callback response of
+ * unknown length (chunked on HTTP/1.1): the content reader copies what the reader's ring
  * holds into MHD's buffer and suspends the connection when it is empty;
  * the next packets resume it.  A reader dropped as too slow is by
  * definition a connection MHD is waiting to write to, where no content
@@ -15,29 +17,27 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "http_front.h"
 #include "log.h"
+#include "loop.h"
 #include "net_api.h"
-#include "rest.h"
-#include "stream.h"
+#include "rest_stream.h"
 
 /* MHD's chunk per content callback; the connection's memory pool bounds
  * it further (HTTP_FRONT_CONN_MEMORY). */
 #define REST_STREAM_BLOCK (64 * 1024)
-
-struct rest_stream {
-	struct net_api *net;
-	struct MHD_Connection *conn;
-	struct stream_reader *reader;
-	int suspended;
-};
 
 static void rest_stream_wake(void *owner)
 {
 	struct rest_stream *s = owner;
 	const union MHD_ConnectionInfo *ci;
 
+	if (s->net->stream_direct) {
+		rest_stream_direct_wake(s);
+		return;
+	}
 	if (s->suspended) {
 		s->suspended = 0;
 		MHD_resume_connection(s->conn);
@@ -77,8 +77,28 @@ static void rest_stream_free(void *cls)
 {
 	struct rest_stream *s = cls;
 
-	stream_reader_close(s->reader, STREAM_END_CLIENT);
+	if (s->reader)
+		stream_reader_close(s->reader, STREAM_END_CLIENT);
 	free(s);
+}
+
+void rest_stream_completed(struct rest_req *r)
+{
+	struct rest_stream *s = r->stream;
+
+	if (!s)
+		return;
+	/* MHD ended a stream still running: it stops. */
+	if (s->fd >= 0) {
+		loop_del_fd(r->net->loop, s->fd);
+		close(s->fd);
+	}
+	if (s->reader)
+		stream_reader_close(s->reader, r->net->stopping
+						   ? STREAM_END_STOPPING
+						   : STREAM_END_CLIENT);
+	free(s);
+	r->stream = NULL;
 }
 
 static enum MHD_Result bad_query(struct rest_req *r, const char *field,
@@ -178,6 +198,13 @@ static enum MHD_Result stream_start(struct rest_req *r,
 	}
 	s->net = r->net;
 	s->conn = r->conn;
+	s->fd = -1;
+	if (r->net->stream_direct) {
+		ret = rest_stream_direct_start(r, s);
+		if (ret == MHD_NO)
+			rest_stream_free(s);
+		return ret;
+	}
 	resp = MHD_create_response_from_callback(
 	    MHD_SIZE_UNKNOWN, REST_STREAM_BLOCK, rest_stream_read, s,
 	    rest_stream_free);
