@@ -410,6 +410,22 @@ static int parse_args(int argc, char **argv)
 	return 0;
 }
 
+static void report(const struct result *d, const struct result *m,
+		   const struct result *rw, const struct result *sp)
+{
+	printf("%-30s %9s %8s %14s %9s %4s\n", "server", "Mbit/s", "CPU %",
+	       "CPU%/100Mbit", "CC errs", "ok");
+	print_line("tunerd (direct writes)", d);
+	print_line("tunerd (MHD callback)", m);
+	print_line("bare relay (read/write)", rw);
+	print_line("bare relay (splice/tee)", sp);
+	print_ratio("relay (read/write)", d, rw);
+	print_ratio("relay (splice/tee)", d, sp);
+	printf("tunerd MHD / direct:           CPU per Mbit/s %.2f\n",
+	       d->cpu_pct > 0 ? (m->cpu_pct / m->mbps) / (d->cpu_pct / d->mbps)
+			      : 0.0);
+}
+
 int main(int argc, char **argv)
 {
 	char dir[] = "/tmp/bench-stream-XXXXXX", sock[64], bin[PATH_MAX];
@@ -450,17 +466,7 @@ int main(int argc, char **argv)
 			dir);
 		goto out;
 	}
-	printf("%-30s %9s %8s %14s %9s %4s\n", "server", "Mbit/s", "CPU %",
-	       "CPU%/100Mbit", "CC errs", "ok");
-	print_line("tunerd (direct writes)", &d);
-	print_line("tunerd (MHD callback)", &m);
-	print_line("bare relay (read/write)", &rw);
-	print_line("bare relay (splice/tee)", &sp);
-	print_ratio("relay (read/write)", &d, &rw);
-	print_ratio("relay (splice/tee)", &d, &sp);
-	printf("tunerd MHD / direct:           CPU per Mbit/s %.2f\n",
-	       d.cpu_pct > 0 ? (m.cpu_pct / m.mbps) / (d.cpu_pct / d.mbps)
-			     : 0.0);
+	report(&d, &m, &rw, &sp);
 	ret = d.cc_errors || m.cc_errors || rw.cc_errors || sp.cc_errors ||
 	      d.readers_ok + m.readers_ok + rw.readers_ok + sp.readers_ok !=
 		  4 * opt.tuners * opt.readers;
