@@ -18,6 +18,7 @@
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <sys/uio.h>
 
 #include "stream_filter.h"
@@ -55,6 +56,12 @@ struct stream_stats {
  * reader. */
 typedef void (*stream_wake_fn)(void *owner);
 
+/* A transport that can write at once: a reader of the whole multiplex
+ * whose ring is empty hands each batch to it first, and only what it did
+ * not take is copied into the ring.  Returns the bytes written (0 when
+ * it cannot now), or -1 when its client is gone. */
+typedef ssize_t (*stream_write_fn)(void *owner, const void *buf, size_t len);
+
 struct stream_hub *stream_hub_new(struct daemon *d);
 /* End every reader (daemon_stopping) and wake its owner; close sources. */
 void stream_hub_stop(struct stream_hub *h);
@@ -71,6 +78,8 @@ struct stream_reader *stream_reader_open(struct stream_hub *h, uint32_t tuner,
 					 const struct stream_filter_spec *f,
 					 const char *by, stream_wake_fn wake,
 					 void *owner, int *err);
+/* Let the reader write through fn (see stream_write_fn). */
+void stream_reader_set_writer(struct stream_reader *r, stream_write_fn fn);
 /* Copy up to max waiting bytes into buf; returns how many (0: none now). */
 size_t stream_reader_read(struct stream_reader *r, void *buf, size_t max);
 /* The waiting bytes where they are (at most two pieces of the ring), for

@@ -46,6 +46,7 @@ struct stream_reader {
 	uint64_t started_ms;
 	char by[64];
 	stream_wake_fn wake;
+	stream_write_fn write;
 	void *owner;
 	struct stream_reader *next;
 };
@@ -179,10 +180,20 @@ static int ring_put(struct stream_reader *r, const uint8_t *p, size_t n)
 	return 0;
 }
 
+/* A reader that keeps up gets the batch written straight from the
+ * source's buffer: the copy into its ring is for what the socket does
+ * not take at once. */
 static int deliver_all(struct stream_reader *r, const struct stream_source *s,
 		       long npkt)
 {
-	if (ring_put(r, s->buf, (size_t)npkt * TS_PACKET))
+	size_t len = (size_t)npkt * TS_PACKET, done = 0;
+	ssize_t n;
+
+	if (!r->len && r->write && (n = r->write(r->owner, s->buf, len)) > 0) {
+		done = (size_t)n;
+		r->bytes += done;
+	}
+	if (ring_put(r, s->buf + done, len - done))
 		return -1;
 	for (long i = 0; i < npkt; i++)
 		r->cc_errors += s->bad[i];
@@ -378,6 +389,11 @@ size_t stream_reader_read(struct stream_reader *r, void *buf, size_t max)
 	r->len -= n;
 	r->bytes += n;
 	return n;
+}
+
+void stream_reader_set_writer(struct stream_reader *r, stream_write_fn fn)
+{
+	r->write = fn;
 }
 
 size_t stream_reader_peek(const struct stream_reader *r, struct iovec iov[2],

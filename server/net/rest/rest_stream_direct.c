@@ -6,7 +6,8 @@
  * fixed head and then the reader's ring with writev() on a duplicate of
  * its socket, straight from the ring: no copy into MHD's buffer, no
  * chunk framing, writes as large as the ring holds, and no MHD run per
- * batch.  The body ends with the connection (HTTP/1.0 style, "Connection:
+ * batch.  A whole-multiplex reader that keeps up is written straight
+ * from the source's buffer, with no copy at all (direct_write()).  The body ends with the connection (HTTP/1.0 style, "Connection:
  * close"), as a live stream has no length.  When the stream ends, the
  * duplicate is closed and the connection resumed: the access handler
  * then refuses it and MHD closes it, so the front's count, MHD's state
@@ -121,6 +122,19 @@ static void direct_fd(struct loop *l, int fd, unsigned int events, void *arg)
 	direct_go_on(s);
 }
 
+/* The hub's write at once (stream_write_fn), once the head is out; a
+ * failure is left to the next flush, which ends the stream. */
+static ssize_t direct_write(void *owner, const void *buf, size_t len)
+{
+	struct rest_stream *s = owner;
+	ssize_t n;
+
+	if (s->done || s->head_off < sizeof(direct_head) - 1)
+		return 0;
+	n = write(s->fd, buf, len);
+	return n < 0 ? 0 : n;
+}
+
 void rest_stream_direct_wake(struct rest_stream *s)
 {
 	if (s->done)
@@ -150,6 +164,7 @@ enum MHD_Result rest_stream_direct_start(struct rest_req *r,
 		return MHD_NO;
 	}
 	s->mask = LOOP_READ | LOOP_WRITE;
+	stream_reader_set_writer(s->reader, direct_write);
 	r->stream = s;
 	MHD_suspend_connection(r->conn);
 	return MHD_YES;
