@@ -153,11 +153,12 @@ class TsSource:
     """tsgen.py serving the transport streams of a box's tuners on
     BOX_SOCKET.ts<N>, as the simulated box's stream sockets do."""
 
-    def __init__(self, box, tuners="1,2,3,4", rate_mbps=24.0):
+    def __init__(self, box, tuners="1,2,3,4", rate_mbps=24.0, silent=False):
         here = os.path.dirname(os.path.abspath(__file__))
         self.proc = subprocess.Popen(
             ["python3", os.path.join(here, "tsgen.py"), "--socket", box.sock,
-             "--tuners", tuners, "--rate-mbps", str(rate_mbps)],
+             "--tuners", tuners, "--rate-mbps", str(rate_mbps)] +
+            (["--silent"] if silent else []),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         line = self.proc.stdout.readline()
         if line.strip() != b"ready":

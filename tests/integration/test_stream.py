@@ -260,6 +260,35 @@ class StreamMhdTest(StreamTest):
     daemon_extra = ("--stream-delivery", "mhd")
 
 
+class StreamWithoutLockTest(ApiBoxTest):
+    """A source that sends nothing (a tuner without lock): the stream
+    opens and stays open, and a client that leaves is noticed although no
+    packet is ever written to it (the default delivery watches its
+    socket; through MHD a suspended connection is only noticed at the
+    next packets)."""
+
+    def setUp(self):
+        super().setUp()
+        self.source = TsSource(self.box, tuners="1", silent=True)
+        self.addCleanup(self.source.stop)
+
+    def test_open_without_packets(self):
+        ev = EventsFromNow(self, "types=stream.*")
+        conn, resp = open_stream(self.port)
+        self.assertEqual(resp.status, 200)
+        self.assertEqual(resp.getheader("Content-Type"), "video/mp2t")
+        ev.wait("stream.start")
+        t = self.api("GET", "/api/v1/tuners/1").json["stream"]
+        self.assertEqual((t["active"], t["readers"], t["packets"],
+                          t["bitrate_bps"]), (True, 1, 0, 0))
+        close_stream(conn, resp)
+        stop = ev.wait("stream.stop")
+        self.assertEqual((stop["reason"], stop["bytes"]),
+                         ("client_closed", 0))
+        t = self.api("GET", "/api/v1/tuners/1").json["stream"]
+        self.assertEqual((t["active"], t["readers"]), (False, 0))
+
+
 class StreamRolesTest(ApiBoxTest):
     config = {"tokens": [
         {"name": "tv", "token": "viewer-token-1", "role": "viewer"}]}

@@ -4,6 +4,7 @@ stream sockets PATH.ts<N> a daemon started with --stub sim:PATH reads, and
 writes each connection a synthetic multiplex at a given rate.
 
     python3 tsgen.py --socket /tmp/sim.sock --tuners 1,2 [--rate-mbps 24]
+                     [--silent]
 
 It prints "ready" once every socket listens.  The multiplex is a cycle of
 packets repeated forever, with real PAT and PMT sections (MPEG CRC) and
@@ -143,7 +144,12 @@ def run_matches(got, expected):
 
 def serve_conn(conn, cycle, rate_bps):
     """Write the cycle again and again at rate_bps (0: as fast as the
-    reader takes it) until the reader goes away."""
+    reader takes it; None: nothing, as a tuner without lock) until the
+    reader goes away."""
+    if rate_bps is None:
+        conn.recv(1)  # returns when the reader closes
+        conn.close()
+        return
     chunk = PACKET * 100
     data = cycle * (chunk // len(cycle) + 2)
     off, sent, t0 = 0, 0, time.monotonic()
@@ -185,10 +191,13 @@ def main():
     ap.add_argument("--socket", required=True)
     ap.add_argument("--tuners", default="1")
     ap.add_argument("--rate-mbps", type=float, default=24.0)
+    ap.add_argument("--silent", action="store_true",
+                    help="accept and send nothing (no lock)")
     a = ap.parse_args()
     cycle, _ = multiplex()
+    rate = None if a.silent else a.rate_mbps * 1e6
     for n in a.tuners.split(","):
-        listen("%s.ts%d" % (a.socket, int(n)), cycle, a.rate_mbps * 1e6)
+        listen("%s.ts%d" % (a.socket, int(n)), cycle, rate)
     print("ready", flush=True)
     try:
         sys.stdin.read()  # until the parent closes our stdin or kills us
