@@ -7,8 +7,9 @@
  * its socket, straight from the ring: no copy into MHD's buffer, no
  * chunk framing, writes as large as the ring holds, and no MHD run per
  * batch.  A whole-multiplex reader that keeps up is written straight
- * from the source's buffer, with no copy at all (direct_write()).  The body ends with the connection (HTTP/1.0 style, "Connection:
- * close"), as a live stream has no length.  When the stream ends, the
+ * from the source's buffer, with no copy at all (direct_write()).  The
+ * body ends with the connection (HTTP/1.0 style, "Connection: close"),
+ * as a live stream has no length.  When the stream ends, the
  * duplicate is closed and the connection resumed: the access handler
  * then refuses it and MHD closes it, so the front's count, MHD's state
  * and the socket end together.
