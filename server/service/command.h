@@ -131,4 +131,12 @@ int command_lease_check(struct command_service *cs, uint32_t tuner,
 			const char *id, char *label, size_t len,
 			struct command_result *res);
 
+/* May cl stream tuner (GET .../stream)?  0, with label set to who reads
+ * ("api:<token name>", "api:<lease holder>"), or a negative errno with
+ * the answer in *res: 404 no tuner, 403 role (viewer), 409 leased by
+ * another (lease_id: the request's, NULL if none), 503 no service. */
+int command_stream_check(const struct command_client *cl, uint32_t tuner,
+			 const char *lease_id, char *label, size_t len,
+			 struct command_result *res);
+
 #endif /* TUNERD_COMMAND_H */

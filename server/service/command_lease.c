@@ -290,3 +290,39 @@ int command_lease_delete(struct command_service *cs, uint32_t tuner,
 	command_answer(res, 204, NULL);
 	return 0;
 }
+
+/* A stream start: who may read the tuner, as a status read (viewer), and
+ * the lease rule of a tune, so that a leased tuner's programme is its
+ * holder's.  Checked once, when the stream starts. */
+int command_stream_check(const struct command_client *cl, uint32_t tuner,
+			 const char *lease_id, char *label, size_t len,
+			 struct command_result *res)
+{
+	struct api_error e = {0};
+
+	if (!cl->cs) {
+		api_error_set(&e, 503, "unavailable", NULL,
+			      "no command service here");
+		return command_fail(res, -EOPNOTSUPP, &e);
+	}
+	if (!tuner_find(cl->cs->d, tuner)) {
+		api_error_set(&e, 404, "not_found",
+			      json_pack("{s:I}", "tuner", (json_int_t)tuner),
+			      "no tuner %u", tuner);
+		return command_fail(res, -ENOENT, &e);
+	}
+	if (cl->role < ROLE_VIEWER) {
+		api_error_set(&e, 403, "forbidden",
+			      json_pack("{s:s,s:s}", "required_role",
+					role_name(ROLE_VIEWER), "role",
+					role_name(cl->role)),
+			      "a stream needs the viewer role");
+		return command_fail(res, -EACCES, &e);
+	}
+	if (cl->label)
+		snprintf(label, len, "%s", cl->label);
+	else
+		snprintf(label, len, "api%s%s", cl->name ? ":" : "",
+			 cl->name ? cl->name : "");
+	return command_lease_check(cl->cs, tuner, lease_id, label, len, res);
+}

@@ -160,6 +160,30 @@ class Daemon:
         self.log.close()
 
 
+class TsSource:
+    """tsgen.py serving the transport streams of a box's tuners on
+    BOX_SOCKET.ts<N>, as the simulated box's stream sockets do."""
+
+    def __init__(self, box, tuners="1,2,3,4", rate_mbps=24.0, silent=False):
+        here = os.path.dirname(os.path.abspath(__file__))
+        self.proc = subprocess.Popen(
+            ["python3", os.path.join(here, "tsgen.py"), "--socket", box.sock,
+             "--tuners", tuners, "--rate-mbps", str(rate_mbps)] +
+            (["--silent"] if silent else []),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        line = self.proc.stdout.readline()
+        if line.strip() != b"ready":
+            self.stop()
+            raise AssertionError("tsgen did not start: %r" % line)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc.stdin.close()
+        self.proc.stdout.close()
+
+
 class BoxTest(unittest.TestCase):
     """One box and one daemon per test, torn down whatever happens."""
 

@@ -19,6 +19,7 @@
 #include "lease.h"
 #include "log.h"
 #include "rest.h"
+#include "stream.h"
 
 struct net_api *net_api_of(const struct daemon *d)
 {
@@ -71,6 +72,9 @@ const struct api_option api_options[] = {
      "request/response connections open at once (default 256)"},
     {"max-stream-conns", 1, "N",
      "event streams (WebSocket and SSE) open at once (default 2048)"},
+    {"stream-delivery", 1, "direct|mhd",
+     "streams written by the daemon on the socket (default) or through "
+     "libmicrohttpd's content callback"},
     {NULL, 0, NULL, NULL},
 };
 
@@ -84,6 +88,7 @@ static struct net_api *net_get(struct daemon *d)
 	if (!net)
 		return NULL;
 	api_config_init(&net->cfg);
+	net->stream_direct = 1;
 	net->d = d;
 	net->status_interval_cli = -1;
 	d->api = net;
@@ -209,6 +214,15 @@ static int set_option(struct net_api *net, const char *name, const char *value)
 		return load_config(net, value);
 	if (!strcmp(name, "web-root"))
 		return set_web_root(net, value);
+	if (!strcmp(name, "stream-delivery")) {
+		if (strcmp(value, "direct") && strcmp(value, "mhd")) {
+			log_err("--stream-delivery: direct or mhd, not %s",
+				value);
+			return -EINVAL;
+		}
+		net->stream_direct = !strcmp(value, "direct");
+		return 0;
+	}
 	if (!strcmp(name, "status-interval-ms") ||
 	    !strcmp(name, "head-timeout-ms")) {
 		int head = name[0] == 'h';
@@ -296,7 +310,9 @@ int api_start(struct daemon *d)
 	net->leases = lease_table_new(d->loop, d->events);
 	if (net->leases && lease_table_keep(net->leases, d->state) == 0)
 		net->commands = command_service_new(d, net->leases);
-	if (!net->commands)
+	if (net->commands)
+		net->streams = stream_hub_new(d);
+	if (!net->streams)
 		goto fail;
 	errno = 0;
 	net->front = http_front_start(net, net->listen);
@@ -319,10 +335,16 @@ void api_stop(struct daemon *d)
 	 * event stream) is answered 503 at once: MHD must not stop with a
 	 * suspended connection. */
 	net->stopping = 1;
+	/* Every stream ends (daemon_stopping) and is resumed to say so
+	 * before MHD stops; first, so that the event streams still carry
+	 * their stream.stop events. */
+	stream_hub_stop(net->streams);
 	if (net->front)
 		event_streams_stop(d);
 	http_front_stop(net->front);
 	net->front = NULL;
+	stream_hub_free(net->streams);
+	net->streams = NULL;
 	rest_cache_free(net);
 	command_service_free(net->commands);
 	lease_table_free(net->leases);

@@ -20,6 +20,7 @@ struct http_front;
 struct rest_req;
 struct tuner_text;
 struct status_text;
+struct stream_hub;
 
 struct net_api {
 	struct daemon *d;
@@ -29,6 +30,8 @@ struct net_api {
 	struct lease_table *leases;
 	struct command_service *commands; /* every transport's commands */
 	struct http_front *front;
+	struct stream_hub *streams; /* the tuners' transport streams */
+	int stream_direct;          /* --stream-delivery direct (else mhd) */
 	char *listen;               /* --listen, or NULL */
 	char *config_path;          /* --config, or NULL */
 	struct api_config *retired; /* configs replaced by a reload */

@@ -76,6 +76,7 @@ void rest_request_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 	 * answer must not find it afterwards. */
 	command_client_cancel(&r->client);
 	waiting_unlink(r);
+	rest_stream_completed(r);
 	json_decref(r->reply);
 	free(r->body);
 	free(r->target);
@@ -292,6 +293,7 @@ static const struct route_info *route_lookup(enum rest_route rt)
 	    {ROUTE_LEASE, "POST, DELETE", ROLE_OPERATOR},
 	    {ROUTE_PLUGINS, "GET, HEAD", ROLE_ADMIN},
 	    {ROUTE_EVENTS, "GET, HEAD", ROLE_VIEWER},
+	    {ROUTE_STREAM, "GET, HEAD", ROLE_VIEWER},
 	    {ROUTE_STATIC, "GET, HEAD", ROLE_NONE},
 	};
 
@@ -325,6 +327,7 @@ static enum rest_route route_tuner_sub(const char *sub)
 	    {"", ROUTE_TUNER},         {"/tune", ROUTE_TUNE},
 	    {"/status", ROUTE_STATUS}, {"/sleep", ROUTE_SLEEP},
 	    {"/init", ROUTE_INIT},     {"/lease", ROUTE_LEASE},
+	    {"/stream", ROUTE_STREAM},
 	};
 
 	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++)
@@ -379,7 +382,8 @@ static const char *bearer_of(struct rest_req *r)
 			;
 		return h;
 	}
-	if (r->route == ROUTE_EVENTS)
+	/* EventSource and media players cannot set headers. */
+	if (r->route == ROUTE_EVENTS || r->route == ROUTE_STREAM)
 		return MHD_lookup_connection_value(
 		    r->conn, MHD_GET_ARGUMENT_KIND, "access_token");
 	return NULL;
@@ -457,6 +461,8 @@ static enum MHD_Result route_call(struct rest_req *r, const char *url)
 			return sse_head(r->conn);
 		r->sse = 1;
 		return sse_handle(r->net->d, r->conn, &r->who);
+	case ROUTE_STREAM:
+		return rest_stream_get(r);
 	case ROUTE_STATIC:
 		return rest_static(r, url);
 	case ROUTE_NONE:
@@ -485,13 +491,15 @@ static enum MHD_Result query_arg(void *cls, enum MHD_ValueKind kind,
 }
 
 /* The first query parameter a REST route does not know, or NULL.  Only
- * DELETE .../lease (lease_id) and GET .../status (max_age_ms) take one;
+ * DELETE .../lease, GET .../status and GET .../stream take any;
  * the event stream checks its own and static files ignore them (cache
  * busting). */
 static const char *bad_query_param(struct rest_req *r)
 {
 	static const char *const lease[] = {"lease_id", NULL};
 	static const char *const status[] = {"max_age_ms", NULL};
+	static const char *const stream[] = {"pids", "service", "lease_id",
+					     "access_token", NULL};
 	struct query_check q = {NULL, NULL};
 
 	if (r->route == ROUTE_EVENTS || r->route == ROUTE_STATIC)
@@ -500,6 +508,8 @@ static const char *bad_query_param(struct rest_req *r)
 		q.allowed = lease;
 	if (r->route == ROUTE_STATUS)
 		q.allowed = status;
+	if (r->route == ROUTE_STREAM)
+		q.allowed = stream;
 	MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, query_arg,
 				  &q);
 	return q.bad;
@@ -593,6 +603,8 @@ enum MHD_Result rest_access_handler(void *cls, struct MHD_Connection *c,
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
+	if (r->stream)
+		return MHD_NO; /* a direct stream ended: close */
 	if (r->finished)
 		return rest_reply(r, r->code, json_incref(r->reply));
 	if (r->sse)

@@ -38,6 +38,7 @@ enum rest_route {
 	ROUTE_LEASE,
 	ROUTE_PLUGINS,
 	ROUTE_EVENTS,
+	ROUTE_STREAM,
 	ROUTE_STATIC,
 };
 
@@ -69,6 +70,9 @@ struct rest_req {
 	unsigned int code;
 	json_t *reply;
 	struct rest_req *wprev, *wnext; /* net->waiting */
+	/* A stream written directly (rest_stream_direct.c): the connection
+	 * stays suspended until it ends, then MHD closes it. */
+	struct rest_stream *stream;
 };
 
 /* libmicrohttpd callbacks (http_front.c registers them; cls is the
@@ -122,6 +126,10 @@ enum MHD_Result rest_get_plugins(struct rest_req *r);
 enum MHD_Result rest_tuner_command(struct rest_req *r);
 enum MHD_Result rest_lease(struct rest_req *r);
 enum MHD_Result rest_static(struct rest_req *r, const char *url);
+/* GET/HEAD .../stream (rest_stream.c); a direct stream's end when MHD is
+ * done with its request. */
+enum MHD_Result rest_stream_get(struct rest_req *r);
+void rest_stream_completed(struct rest_req *r);
 /* url (percent-decoded by MHD: any bytes) as printable ASCII for an
  * error's message and details, other bytes as %XX; cut to fit buf. */
 const char *rest_path_text(const char *url, char *buf, size_t len);
