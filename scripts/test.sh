@@ -1,21 +1,24 @@
 #!/usr/bin/env bash
 # The whole test suite: a -Werror build and its tests, the same under
-# ASan+UBSan, then the kernel module in a real kernel under QEMU.
-# Usage: scripts/test.sh [--no-kernel] [--no-asan]
+# ASan+UBSan, every libFuzzer target for a while, then the kernel module
+# in a real kernel under QEMU.
+# Usage: scripts/test.sh [--no-kernel] [--no-asan] [--no-fuzz]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-kernel=1 asan=1
+kernel=1 asan=1 fuzz=1
 for a in "$@"; do
 	case "$a" in
 	--no-kernel) kernel=0 ;;
 	--no-asan) asan=0 ;;
-	*) echo "usage: scripts/test.sh [--no-kernel] [--no-asan]" >&2; exit 2 ;;
+	--no-fuzz) fuzz=0 ;;
+	*) echo "usage: scripts/test.sh [--no-kernel] [--no-asan] [--no-fuzz]" >&2; exit 2 ;;
 	esac
 done
 
 sets=(build test)
 [ $kernel -eq 1 ] && sets+=(kernel)
+[ $fuzz -eq 1 ] && sets+=(fuzz)
 scripts/deps.sh "${sets[@]}"
 
 jobs=$(nproc)
@@ -33,6 +36,11 @@ if [ $asan -eq 1 ]; then
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		run_suite build-ci-asan -DTUNERD_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+fi
+if [ $fuzz -eq 1 ]; then
+	# Every target 30 s, as many at once as there are cores: a bounded
+	# run that fails on any crash, leak or sanitizer report.
+	scripts/fuzz.sh -B build-ci-fuzz -j "$jobs" 30
 fi
 if [ $kernel -eq 1 ] && [ -x tests/kernel/run-qemu.sh ]; then
 	echo "== kernel module under QEMU"
