@@ -17,10 +17,15 @@
  * (viewer, operator, admin; operator without it), then up to
  * WS_PENDING_MAX + 2 messages separated by NUL bytes (a NUL can never be
  * part of a JSON text), each cut at WS_MSG_MAX as ws.c refuses bigger.
+ * An input that starts with '?' holds the handshake's query values
+ * instead, types, tuner and since separated by NUL bytes, parsed as
+ * ws_handshake() (and the Server-Sent Events) parse them.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +39,9 @@
 #include "ws_priv.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* A query value's buffer, as WS_ARG_MAX in ws_request.c. */
+#define FZ_ARG_MAX 1024
 
 static struct daemon fz_daemon;
 static struct command_service *fz_commands;
@@ -136,6 +144,42 @@ static unsigned int fz_drain(struct event_sub *sub)
 	return replies;
 }
 
+/* The filters of the stream's URL: a refusal names its field, and a type
+ * or tuner that was asked for passes its own filter. */
+static void fz_query(const char *p, size_t size)
+{
+	char buf[3][FZ_ARG_MAX];
+	const char *arg[3] = {NULL, NULL, NULL};
+	struct event_filter f;
+	struct api_error e = {0};
+	uint64_t since;
+
+	for (int i = 0; i < 3 && size; i++) {
+		const char *nul = memchr(p, '\0', size);
+		size_t n = (size_t)((nul ? nul : p + size) - p);
+
+		/* lws_get_urlarg_by_name() cuts at the buffer's size */
+		snprintf(buf[i], sizeof(buf[i]), "%.*s", (int)n, p);
+		arg[i] = buf[i];
+		n = nul ? n + 1 : n;
+		p += n;
+		size -= n;
+	}
+	if (event_filter_parse(&f, arg[0], arg[1], &e)) {
+		if (e.status != 400 || !json_object_get(e.details, "field"))
+			abort();
+		api_error_clear(&e);
+	} else if (f.ntypes > EVENT_STREAM_TYPES_MAX ||
+		   f.ntuners > EVENT_STREAM_TUNERS_MAX) {
+		abort();
+	} else if (f.ntypes && f.ntuners &&
+		   !event_filter_match(&f, f.types[0], f.tuners[0])) {
+		abort();
+	}
+	if (arg[2] && !event_since_parse(arg[2], &since) && !isdigit(*arg[2]))
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct event_filter all;
@@ -146,6 +190,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!ready++)
 		fz_setup();
+	if (size && *p == '?') {
+		fz_query(p + 1, size - 1);
+		return 0;
+	}
 	if (size && (*p == 'v' || *p == 'o' || *p == 'a')) {
 		c.role = *p == 'v'   ? ROLE_VIEWER
 			 : *p == 'o' ? ROLE_OPERATOR
