@@ -13,11 +13,12 @@
  * Input: records of a byte k, a le16 length and that many bytes.  Bits
  * 4:3 of k pick the channel (0 the control channel, 1..3 tuner channels,
  * connected on first use); k & 3 how the bytes are sent: 0 as they are;
- * 1 with the header's length and flags made right; 2 as the reply to the
- * last request the box sent on that channel (error -byte 0 when byte 0
- * is odd, else 0 and the rest as body, cut or padded to the reply's
- * size); 3 as a request of opcode TYPED[byte 0], unique byte 1, client
+ * 1 with the header's length and flags made right; 2 as the reply to
+ * one of the last FZ_HISTORY requests the box sent on that channel (bits
+ * 3:1 of byte 0, 0 the latest; error -byte 0 when byte 0 is odd, else 0
+ * and the rest as body, cut or padded to the reply's size); 3 as a request of opcode TYPED[byte 0], unique byte 1, client
  * byte 2 % 5, the rest as body (cut or padded when k & 4).
+ * FUZZ_BOX_VERBOSE=1 in the environment shows the box's log of an input.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -35,6 +36,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define FZ_CHANNELS 4
+#define FZ_HISTORY  8 /* the box sends LOAD_PLUGIN for every client at once */
 
 static const uint16_t fz_typed[] = {
     TSTUB_BIND,         TSTUB_I2C_XFER,       TSTUB_BRIDGE_CTRL,
@@ -48,7 +50,8 @@ static char fz_stub_path[108];
 
 struct fz_chan {
 	int fd;
-	struct tstub_hdr last_request; /* opcode 0: none yet */
+	struct tstub_hdr requests[FZ_HISTORY]; /* opcode 0: none yet */
+	unsigned int nrequests;
 };
 
 static void fz_setup(void)
@@ -83,7 +86,7 @@ static void fz_setup(void)
 	    .env_path = env,
 	    .firmware_path = fw,
 	    .seed = 1,
-	    .verbosity = -1,
+	    .verbosity = getenv("FUZZ_BOX_VERBOSE") ? 2 : -1,
 	};
 }
 
@@ -107,7 +110,7 @@ static void fz_read(struct fz_chan *ch)
 			abort();
 		}
 		if (!(m.hdr.flags & TSTUB_F_REPLY))
-			ch->last_request = m.hdr;
+			ch->requests[ch->nrequests++ % FZ_HISTORY] = m.hdr;
 	}
 }
 
@@ -137,14 +140,19 @@ static void fz_connect(struct sim_box *box, struct fz_chan *chans, int c)
 	fz_pump(box, chans);
 }
 
-/* Mode 2: the reply to the channel's last request. */
+/* Mode 2: the reply to one of the channel's last requests. */
 static size_t fz_reply(union tstub_buf *m, const struct fz_chan *ch,
 		       const uint8_t *p, size_t len)
 {
-	const struct tstub_hdr *req = &ch->last_request;
+	unsigned int back = len ? (p[0] >> 1) & (FZ_HISTORY - 1) : 0;
+	const struct tstub_hdr *req =
+	    &ch->requests[(ch->nrequests - 1 - back) % FZ_HISTORY];
 	int32_t error = len && (p[0] & 1) ? -(int32_t)p[0] : 0;
 	int want = tstub_body_size(req->opcode, 1);
 	size_t body = len ? len - 1 : 0;
+
+	if (!req->opcode)
+		return 0;
 
 	if (want >= 0)
 		body = (size_t)want;
@@ -208,7 +216,7 @@ static void fz_record(struct sim_box *box, struct fz_chan *chans, int k,
 		}
 		break;
 	case 2:
-		if (ch->last_request.opcode)
+		if (ch->nrequests)
 			n = fz_reply(&m, ch, p, len);
 		break;
 	case 3:
