@@ -33,6 +33,7 @@
 #include "tstub_codec.h"
 #include "xc3028_fwgen.h"
 
+int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define FZ_CHANNELS 4
@@ -228,16 +229,21 @@ static void fz_record(struct sim_box *box, struct fz_chan *chans, int k,
 	fz_pump(box, chans);
 }
 
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	fz_setup();
+	return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static int ready;
 	struct fz_chan chans[FZ_CHANNELS];
 	struct sim_box *box;
 	char err[256];
 	size_t pos = 0;
 
-	if (!ready++)
-		fz_setup();
 	box = sim_box_new(&fz_cfg, err, sizeof(err));
 	if (!box) {
 		fprintf(stderr, "sim_box_new: %s\n", err);

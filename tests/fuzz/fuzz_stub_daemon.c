@@ -36,6 +36,7 @@
 #include "loop.h"
 #include "tstub_codec.h"
 
+int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct daemon fz_daemon;
@@ -184,9 +185,16 @@ static void fz_record(int k, const uint8_t *p, size_t len)
 	}
 }
 
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	fz_setup();
+	return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static int ready;
 	struct tstub_init init = {.major = TSTUB_MAJOR,
 				  .minor = TSTUB_MINOR,
 				  .kind = TSTUB_KIND_SIM,
@@ -194,8 +202,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	union tstub_buf m;
 	size_t pos = 0;
 
-	if (!ready++)
-		fz_setup();
 	tstub_build(&m, TSTUB_INIT, 0, 1, 0, 0, &init, sizeof(init));
 	fz_send(m.bytes, m.hdr.len);
 	while (pos + 3 <= size) {

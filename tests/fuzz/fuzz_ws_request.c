@@ -38,6 +38,7 @@
 #include "tuner_priv.h"
 #include "ws_priv.h"
 
+int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* A query value's buffer, as WS_ARG_MAX in ws_request.c. */
@@ -128,7 +129,7 @@ static unsigned int fz_drain(struct event_sub *sub)
 
 		if (it->kind == STREAM_REPLY) {
 			ok = json_object_get(j, "ok");
-			if (!j ||
+			if (!j || !json_is_string(json_object_get(j, "type")) ||
 			    strcmp(
 				json_string_value(json_object_get(j, "type")),
 				"reply") ||
@@ -180,16 +181,21 @@ static void fz_query(const char *p, size_t size)
 		abort();
 }
 
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	fz_setup();
+	return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct event_filter all;
-	static int ready;
 	struct ws_conn c = {.d = &fz_daemon, .fd = -1, .role = ROLE_OPERATOR};
 	const char *p = (const char *)data, *end = p + size;
 	unsigned int messages = 0, replies;
 
-	if (!ready++)
-		fz_setup();
 	if (size && *p == '?') {
 		fz_query(p + 1, size - 1);
 		return 0;
