@@ -68,6 +68,10 @@ int tstub_validate(const void *buf, size_t n)
 		return -EOPNOTSUPP;
 	if (!reply && h->error != 0)
 		return -EBADMSG;
+	/* A notification is never answered, so it carries no unique: one
+	 * that does would be answered with a reply that does not exist. */
+	if (!reply && h->unique && tstub_body_size(h->opcode, 1) == -1)
+		return -EBADMSG;
 	/* A failed request is answered by a bare header. */
 	if (reply && h->error != 0)
 		return n == sizeof(*h) && h->error < 0 && h->error > -4096

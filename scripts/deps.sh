@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages the build and the tests need, only those
-# that are missing.  Usage: scripts/deps.sh [build|test|kernel]...
+# that are missing.  Usage: scripts/deps.sh [build|test|kernel|fuzz]...
 set -euo pipefail
 
 # libwebsockets-evlib-uv: lws runs on the daemon's libuv loop (a foreign
@@ -17,6 +17,10 @@ build_pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev
 test_pkgs=(python3 curl python3-websocket python3-yaml python3-jsonschema
 	chromium ffmpeg)
 kernel_pkgs=(qemu-system-x86 busybox-static cpio kmod)
+# The libFuzzer targets (tests/fuzz, scripts/fuzz.sh): clang-14 with its
+# sanitizer and libFuzzer runtimes (libclang-rt-14-dev holds the
+# -fsanitize=fuzzer runtime, libfuzzer-14-dev libFuzzer itself).
+fuzz_pkgs=(clang-14 libclang-rt-14-dev libfuzzer-14-dev)
 
 want=("${build_pkgs[@]}")
 for set in "$@"; do
@@ -24,6 +28,7 @@ for set in "$@"; do
 	build) ;;
 	test) want+=("${test_pkgs[@]}") ;;
 	kernel) want+=("${kernel_pkgs[@]}") ;;
+	fuzz) want+=("${fuzz_pkgs[@]}") ;;
 	*) echo "deps.sh: unknown set '$set'" >&2; exit 2 ;;
 	esac
 done

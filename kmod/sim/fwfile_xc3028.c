@@ -185,13 +185,51 @@ int xc3028_fw_parse(const uint8_t *buf, size_t len, struct xc3028_fw *fw,
 	return ret;
 }
 
+/*
+ * The whole file, at most XC3028_FW_FILE_MAX bytes: the buffer grows
+ * with what is read, so a box start reads a 70 KiB file without
+ * allocating the bound.  NULL with *err -ENOMEM, -EIO or -EFBIG.
+ */
+static uint8_t *fw_read_all(FILE *f, size_t *len, int *err)
+{
+	size_t cap = 64 * 1024, n = 0;
+	uint8_t *buf = NULL, *grown;
+
+	for (;;) {
+		/* One byte more than cap tells a file longer than cap. */
+		grown = realloc(buf, cap + 1);
+		if (!grown) {
+			*err = -ENOMEM;
+			break;
+		}
+		buf = grown;
+		n += fread(buf + n, 1, cap + 1 - n, f);
+		if (ferror(f)) {
+			*err = -EIO;
+			break;
+		}
+		if (n <= cap) {
+			*len = n;
+			return buf;
+		}
+		if (cap == XC3028_FW_FILE_MAX) {
+			*err = -EFBIG;
+			break;
+		}
+		cap =
+		    cap * 2 < XC3028_FW_FILE_MAX ? cap * 2 : XC3028_FW_FILE_MAX;
+	}
+	free(buf);
+	return NULL;
+}
+
 int xc3028_fw_load(const char *path, struct xc3028_fw *fw, char *err,
 		   size_t errlen)
 {
 	FILE *f = fopen(path, "rb");
-	uint8_t *buf = NULL;
-	size_t n;
-	int ret;
+	uint8_t *buf;
+	size_t n = 0;
+	int ret = 0;
 
 	memset(fw, 0, sizeof(*fw));
 	if (!f) {
@@ -199,23 +237,17 @@ int xc3028_fw_load(const char *path, struct xc3028_fw *fw, char *err,
 		snprintf(err, errlen, "firmware %s: %s", path, strerror(errno));
 		return ret;
 	}
-	buf = malloc(XC3028_FW_FILE_MAX + 1);
+	buf = fw_read_all(f, &n, &ret);
+	fclose(f);
 	if (!buf) {
-		ret = -ENOMEM;
-		snprintf(err, errlen, "firmware %s: out of memory", path);
-		goto out;
-	}
-	n = fread(buf, 1, XC3028_FW_FILE_MAX + 1, f);
-	if (ferror(f) || n > XC3028_FW_FILE_MAX) {
-		ret = ferror(f) ? -EIO : -EFBIG;
 		snprintf(err, errlen, "firmware %s: %s", path,
-			 ferror(f) ? "read error" : "file too large");
-		goto out;
+			 ret == -EFBIG ? "file too large"
+			 : ret == -EIO ? "read error"
+				       : "out of memory");
+		return ret;
 	}
 	ret = xc3028_fw_parse(buf, n, fw, err, errlen);
-out:
 	free(buf);
-	fclose(f);
 	return ret;
 }
 

@@ -131,6 +131,15 @@ static void test_refusals(void)
 	/* notifications are never answered */
 	n = tstub_build(&b, TSTUB_INTERRUPT, TSTUB_F_REPLY, 1, 0, 1, NULL, 0);
 	CHECK_EQ_INT(tstub_validate(&b, n), -EOPNOTSUPP);
+	/* ... so they carry no unique */
+	struct tstub_interrupt in = {.unique = 3};
+
+	n = tstub_build(&b, TSTUB_INTERRUPT, 0, 0, 0, 1, &in, sizeof(in));
+	CHECK_EQ_INT(tstub_validate(&b, n), 0);
+	n = tstub_build(&b, TSTUB_INTERRUPT, 0, 7, 0, 1, &in, sizeof(in));
+	CHECK_EQ_INT(tstub_validate(&b, n), -EBADMSG);
+	n = tstub_build(&b, TSTUB_PARAMS_CHANGED, 0, 7, 0, 1, &p, sizeof(p));
+	CHECK_EQ_INT(tstub_validate(&b, n), -EBADMSG);
 }
 
 static int build_i2c(union tstub_buf *b, const struct tstub_i2c_xfer *x,
