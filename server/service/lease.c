@@ -5,13 +5,23 @@
  * compare with the clock, so a late timer never lets an expired lease
  * refuse anyone.
  *
- * With a state directory every change is written before it is made
- * (lease_store.c): the document is built as the table will be, written
- * and fsync()ed, and only then is the table changed and the event
- * published.  A write that fails changes nothing, so an answer the
- * client gets always matches what a restart finds.  Expiries are
- * written after the fact: nobody waits for them, and an expired lease
- * read back is dropped anyway.
+ * With a state directory the table is written off the loop thread
+ * (struct state_doc, lease_store.c) and every change is pending until a
+ * write that includes it has ended.  Two copies are kept: the table
+ * itself (what requests see: every change, pending or not) and
+ * "committed", the leases as the disk has them.  A change is made in
+ * the table at once, so that two takes of one tuner in a turn conflict
+ * as they did when each was written alone; its events and its waiter
+ * wait in a list.  A write takes the table as it is then; when it ends
+ * well that copy becomes committed and the changes it carried are
+ * published and answered.  When it fails the table goes back to
+ * committed and every pending change is undone and told so, also those
+ * gathered for the next write: they were decided on top of the failed
+ * ones.  So an answer a client gets always matches what a restart finds.
+ *
+ * Expiries are published at once and written with the next write:
+ * nobody waits for them, and an expired lease read back is dropped
+ * anyway.
  */
 #include "lease.h"
 
@@ -37,12 +47,33 @@ struct lease_slot {
 	struct lease_slot *next;
 };
 
+/* A change waiting for its write: its events and its waiter. */
+struct lease_change {
+	struct lease_change *next;
+	const char *event; /* lease.acquired, .renewed or .released */
+	struct lease lease;
+	int has_preempted;
+	struct lease preempted; /* lease.preempted first, with extra */
+	json_t *extra;
+	struct lease_waiter *w;
+};
+
+struct lease_list {
+	struct lease *v;
+	size_t n;
+};
+
 struct lease_table {
 	struct loop *loop;
 	struct eventbus *events;
 	struct lease_slot *slots;
 	struct state_dir *state; /* NULL: leases live in memory only */
-	int save_failed;         /* the last write failed (logged once) */
+	struct state_doc *doc;
+	struct lease_list committed; /* as on disk */
+	struct lease_list writing;   /* the copy in the write in flight */
+	struct lease_change *gathering, **gathering_tail; /* the next write's */
+	struct lease_change *in_write; /* the changes the write carries */
+	int save_failed;               /* the last write failed (logged once) */
 };
 
 static uint64_t now_ms(void)
@@ -57,6 +88,7 @@ struct lease_table *lease_table_new(struct loop *loop, struct eventbus *ev)
 	if (lt) {
 		lt->loop = loop;
 		lt->events = ev;
+		lt->gathering_tail = &lt->gathering;
 	}
 	return lt;
 }
@@ -69,16 +101,36 @@ static void slot_free(struct lease_table *lt, struct lease_slot *s)
 	free(s);
 }
 
-void lease_table_free(struct lease_table *lt)
+static void slots_free(struct lease_table *lt, struct lease_slot *s)
 {
-	struct lease_slot *s, *next;
+	struct lease_slot *next;
 
-	if (!lt)
-		return;
-	for (s = lt->slots; s; s = next) {
+	for (; s; s = next) {
 		next = s->next;
 		slot_free(lt, s);
 	}
+}
+
+static void list_clear(struct lease_list *ll)
+{
+	if (ll->v)
+		explicit_bzero(ll->v, ll->n * sizeof(*ll->v));
+	free(ll->v);
+	*ll = (struct lease_list){0};
+}
+
+static void changes_free(struct lease_change *c);
+
+void lease_table_free(struct lease_table *lt)
+{
+	if (!lt)
+		return;
+	state_doc_free(lt->doc);
+	changes_free(lt->gathering);
+	changes_free(lt->in_write);
+	slots_free(lt, lt->slots);
+	list_clear(&lt->committed);
+	list_clear(&lt->writing);
 	free(lt);
 }
 
@@ -176,29 +228,197 @@ static void note_save(struct lease_table *lt, int err)
 	lt->save_failed = !!err;
 }
 
-/* Write the table as it will be: every lease but tuner's, then with (a
- * new or renewed lease of tuner, or NULL).  0 or -errno. */
-static int save(struct lease_table *lt, long tuner, const struct lease *with)
+/* ---- pending changes ---- */
+
+static void changes_free(struct lease_change *c)
 {
+	struct lease_change *next;
+
+	for (; c; c = next) {
+		next = c->next;
+		if (c->w)
+			c->w->change = NULL;
+		json_decref(c->extra);
+		explicit_bzero(c, sizeof(*c));
+		free(c);
+	}
+}
+
+static struct lease_change *change_new(const char *event, const struct lease *l)
+{
+	struct lease_change *c = calloc(1, sizeof(*c));
+
+	if (c) {
+		c->event = event;
+		c->lease = *l;
+	}
+	return c;
+}
+
+/* The change is final: its events out, its waiter told. */
+static void change_end(struct lease_table *lt, struct lease_change *c, int err)
+{
+	struct lease_waiter *w = c->w;
+
+	if (!err && c->has_preempted) {
+		publish(lt, "lease.preempted", &c->preempted, c->extra);
+		c->extra = NULL;
+	}
+	if (!err)
+		publish(lt, c->event, &c->lease, NULL);
+	c->w = NULL;
+	if (w) {
+		w->change = NULL;
+		w->fn(err, w->arg);
+	}
+}
+
+static void changes_end(struct lease_table *lt, struct lease_change *list,
+			int err)
+{
+	for (struct lease_change *c = list; c; c = c->next)
+		change_end(lt, c, err);
+	changes_free(list);
+}
+
+/* A change made in the table: final now without a state directory,
+ * else pending until the next write that takes it.  Returns ret. */
+static int change_add(struct lease_table *lt, struct lease_change *c,
+		      struct lease_waiter *w, int ret)
+{
+	if (!lt->doc) {
+		changes_end(lt, c, 0);
+		return ret;
+	}
+	if (w) {
+		c->w = w;
+		w->change = c;
+	}
+	*lt->gathering_tail = c;
+	lt->gathering_tail = &c->next;
+	state_doc_due(lt->doc);
+	return ret;
+}
+
+void lease_waiter_cancel(struct lease_waiter *w)
+{
+	if (w && w->change) {
+		w->change->w = NULL;
+		w->change = NULL;
+	}
+}
+
+/* ---- the write ---- */
+
+static int list_of_slots(struct lease_table *lt, struct lease_list *ll)
+{
+	size_t n = 0, i = 0;
+
+	for (struct lease_slot *s = lt->slots; s; s = s->next)
+		n++;
+	*ll = (struct lease_list){.v = calloc(n + 1, sizeof(*ll->v)), .n = n};
+	if (!ll->v)
+		return -ENOMEM;
+	for (struct lease_slot *s = lt->slots; s; s = s->next)
+		ll->v[i++] = s->lease;
+	return 0;
+}
+
+/* state_doc: the write starts.  It carries the table as it is and the
+ * changes gathered so far. */
+static json_t *build_doc(void *arg)
+{
+	struct lease_table *lt = arg;
 	json_t *arr;
 	int err = 0;
 
-	if (!lt->state)
-		return 0;
+	lt->in_write = lt->gathering;
+	lt->gathering = NULL;
+	lt->gathering_tail = &lt->gathering;
+	list_clear(&lt->writing);
+	if (list_of_slots(lt, &lt->writing))
+		return NULL;
 	arr = json_array();
-	for (struct lease_slot *s = lt->slots; arr && s; s = s->next)
-		if (s->lease.tuner != tuner)
-			err |= json_array_append_new(
-			    arr, lease_store_entry(&s->lease));
-	if (arr && with)
-		err |= json_array_append_new(arr, lease_store_entry(with));
+	for (size_t i = 0; arr && i < lt->writing.n; i++)
+		err |= json_array_append_new(
+		    arr, lease_store_entry(&lt->writing.v[i]));
 	if (err) {
 		json_decref(arr);
 		arr = NULL;
 	}
-	err = lease_store_write(lt->state, arr);
+	return lease_store_doc(arr);
+}
+
+static struct lease_slot *slot_add(struct lease_table *lt,
+				   const struct lease *l)
+{
+	struct lease_slot *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->lt = lt;
+	s->lease = *l;
+	arm_expiry(lt, s);
+	s->next = lt->slots;
+	lt->slots = s;
+	return s;
+}
+
+static int has_lease(struct lease_slot *s, const struct lease *l)
+{
+	for (; s; s = s->next)
+		if (s->lease.tuner == l->tuner && !strcmp(s->lease.id, l->id))
+			return 1;
+	return 0;
+}
+
+/* Back to what the disk has.  A committed lease that is over and no
+ * longer in the table was announced expired already: not again. */
+static void roll_back(struct lease_table *lt)
+{
+	struct lease_slot *was = lt->slots;
+	uint64_t now = now_ms();
+
+	lt->slots = NULL;
+	for (size_t i = 0; i < lt->committed.n; i++) {
+		const struct lease *l = &lt->committed.v[i];
+
+		if (lease_is_expired(l->expires_ms, now) && !has_lease(was, l))
+			continue;
+		if (!slot_add(lt, l))
+			log_err("state: lease of tuner %ld lost: out of memory",
+				l->tuner);
+	}
+	slots_free(lt, was);
+}
+
+/* state_doc: the write ended. */
+static void write_done(int err, void *arg)
+{
+	struct lease_table *lt = arg;
+	struct lease_change *carried = lt->in_write, *later = lt->gathering;
+
 	note_save(lt, err);
-	return err;
+	lt->in_write = NULL;
+	if (!err) {
+		list_clear(&lt->committed);
+		lt->committed = lt->writing;
+		lt->writing = (struct lease_list){0};
+		changes_end(lt, carried, 0);
+		return;
+	}
+	list_clear(&lt->writing);
+	lt->gathering = NULL;
+	lt->gathering_tail = &lt->gathering;
+	state_doc_drop_due(lt->doc);
+	roll_back(lt);
+	changes_end(lt, carried, err);
+	changes_end(lt, later, err);
+}
+
+int lease_table_flush(struct lease_table *lt, unsigned int max_ms)
+{
+	return lt && lt->doc ? state_doc_flush(lt->doc, max_ms) : 0;
 }
 
 static int new_id(char *out)
@@ -218,44 +438,44 @@ static int new_id(char *out)
 
 int lease_acquire(struct lease_table *lt, long tuner, const char *holder,
 		  int priority, unsigned int ttl_s, struct lease *out,
-		  struct lease *other)
+		  struct lease *other, struct lease_waiter *w)
 {
 	struct lease_slot **pp = live_slot(lt, tuner), *s;
-	int preempted = 0, err;
+	struct lease_change *c;
+	struct lease l = {.tuner = tuner, .priority = priority};
+	int err;
 
 	if (*pp) {
 		*other = (*pp)->lease;
 		if ((*pp)->lease.priority >= priority)
 			return -EBUSY;
 	}
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	err = new_id(s->lease.id);
-	s->lt = lt;
-	s->lease.tuner = tuner;
-	snprintf(s->lease.holder, sizeof(s->lease.holder), "%s", holder);
-	s->lease.priority = priority;
-	set_expiry(&s->lease, ttl_s);
-	if (!err)
-		err = save(lt, tuner, &s->lease); /* the pre-empted one gone */
-	if (err) {
-		explicit_bzero(s->lease.id, sizeof(s->lease.id));
-		free(s);
+	err = new_id(l.id);
+	if (err)
 		return err;
-	}
+	snprintf(l.holder, sizeof(l.holder), "%s", holder);
+	set_expiry(&l, ttl_s);
+	c = change_new("lease.acquired", &l);
+	explicit_bzero(l.id, sizeof(l.id));
+	if (!c)
+		return -ENOMEM;
 	if (*pp) {
-		drop(lt, pp, "lease.preempted",
-		     json_pack("{s:s, s:i}", "by", holder, "by_priority",
-			       priority));
-		preempted = 1;
+		c->has_preempted = 1;
+		c->preempted = (*pp)->lease;
+		c->extra = json_pack("{s:s, s:i}", "by", holder, "by_priority",
+				     priority);
+		drop(lt, pp, NULL, NULL);
 	}
-	arm_expiry(lt, s);
-	s->next = lt->slots;
-	lt->slots = s;
+	s = slot_add(lt, &c->lease);
+	if (!s) {
+		/* Nothing was dropped but for a pre-emption: put it back. */
+		if (c->has_preempted && !slot_add(lt, &c->preempted))
+			log_err("lease: tuner %ld: out of memory", tuner);
+		changes_free(c);
+		return -ENOMEM;
+	}
 	*out = s->lease;
-	publish(lt, "lease.acquired", &s->lease, NULL);
-	return preempted;
+	return change_add(lt, c, w, c->has_preempted);
 }
 
 /* The live slot of tuner whose id matches: 0, -ENOENT or -EPERM. */
@@ -278,9 +498,11 @@ static int matching_slot(struct lease_table *lt, long tuner, const char *id,
 }
 
 int lease_renew(struct lease_table *lt, long tuner, const char *id,
-		unsigned int ttl_s, struct lease *out, struct lease *other)
+		unsigned int ttl_s, struct lease *out, struct lease *other,
+		struct lease_waiter *w)
 {
 	struct lease_slot **pp;
+	struct lease_change *c;
 	struct lease renewed;
 	int ret = matching_slot(lt, tuner, id, &pp, other);
 
@@ -288,30 +510,30 @@ int lease_renew(struct lease_table *lt, long tuner, const char *id,
 		return ret;
 	renewed = (*pp)->lease;
 	set_expiry(&renewed, ttl_s ? ttl_s : renewed.ttl_s);
-	ret = save(lt, tuner, &renewed);
-	if (!ret) /* exactly what was written, not a later clock's */
-		(*pp)->lease = renewed;
+	c = change_new("lease.renewed", &renewed);
 	explicit_bzero(renewed.id, sizeof(renewed.id));
-	if (ret)
-		return ret;
+	if (!c)
+		return -ENOMEM;
+	(*pp)->lease = c->lease; /* exactly what is written */
 	arm_expiry(lt, *pp);
 	*out = (*pp)->lease;
-	publish(lt, "lease.renewed", &(*pp)->lease, NULL);
-	return 0;
+	return change_add(lt, c, w, 0);
 }
 
 int lease_release(struct lease_table *lt, long tuner, const char *id,
-		  struct lease *other)
+		  struct lease *other, struct lease_waiter *w)
 {
 	struct lease_slot **pp;
+	struct lease_change *c;
 	int ret = matching_slot(lt, tuner, id, &pp, other);
 
-	if (!ret)
-		ret = save(lt, tuner, NULL);
 	if (ret)
 		return ret;
-	drop(lt, pp, "lease.released", NULL);
-	return 0;
+	c = change_new("lease.released", &(*pp)->lease);
+	if (!c)
+		return -ENOMEM;
+	drop(lt, pp, NULL, NULL);
+	return change_add(lt, c, w, 0);
 }
 
 int lease_get(struct lease_table *lt, long tuner, struct lease *out)
@@ -346,8 +568,8 @@ void lease_table_expire(struct lease_table *lt, uint64_t now)
 			pp = &(*pp)->next;
 		}
 	}
-	if (dropped)
-		save(lt, 0, NULL); /* logged when it fails */
+	if (dropped && lt->doc)
+		state_doc_due(lt->doc); /* logged when it fails */
 }
 
 struct keep_count {
@@ -364,7 +586,7 @@ static void keep_one(const struct lease *l, void *arg)
 {
 	struct keep_count *kc = arg;
 	uint64_t wall = api_realtime_ms(), left;
-	struct lease_slot *s;
+	struct lease back = *l;
 
 	if (l->expires_wall <= wall) {
 		kc->expired++;
@@ -373,19 +595,13 @@ static void keep_one(const struct lease *l, void *arg)
 	left = l->expires_wall - wall;
 	if (left > (uint64_t)l->ttl_s * 1000u)
 		left = (uint64_t)l->ttl_s * 1000u;
-	s = calloc(1, sizeof(*s));
-	if (!s) {
+	back.expires_ms = now_ms() + left;
+	back.expires_wall = wall + left;
+	if (slot_add(kc->lt, &back))
+		kc->kept++;
+	else
 		kc->failed++;
-		return;
-	}
-	s->lt = kc->lt;
-	s->lease = *l;
-	s->lease.expires_ms = now_ms() + left;
-	s->lease.expires_wall = wall + left;
-	arm_expiry(kc->lt, s);
-	s->next = kc->lt->slots;
-	kc->lt->slots = s;
-	kc->kept++;
+	explicit_bzero(back.id, sizeof(back.id));
 }
 
 int lease_table_keep(struct lease_table *lt, struct state_dir *sd)
@@ -393,14 +609,20 @@ int lease_table_keep(struct lease_table *lt, struct state_dir *sd)
 	struct keep_count kc = {.lt = lt};
 	int n;
 
-	if (lt->slots)
+	if (lt->slots || lt->doc)
 		return -EBUSY;
-	lt->state = sd;
 	if (!sd)
 		return 0;
+	if (!lt->loop)
+		return -EINVAL;
+	lt->doc = state_doc_new(sd, lt->loop, LEASE_STORE_DOC, build_doc,
+				write_done, lt);
+	if (!lt->doc)
+		return -ENOMEM;
+	lt->state = sd;
 	n = lease_store_read(sd, keep_one, &kc);
-	if (n < 0)
-		return n;
+	if (n < 0 || list_of_slots(lt, &lt->committed))
+		return n < 0 ? n : -ENOMEM;
 	if (n)
 		log_info("state: %u lease(s) kept from the last run, %u "
 			 "expired meanwhile%s",
