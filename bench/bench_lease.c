@@ -63,6 +63,8 @@ static CURL *handle(const char *url)
 	return c;
 }
 
+static struct curl_slist *json_header;
+
 static long status_of(CURL *c)
 {
 	long code = 0;
@@ -86,11 +88,9 @@ struct load {
 static void *renewer(void *arg)
 {
 	struct load *l = arg;
-	struct curl_slist *h =
-	    curl_slist_append(NULL, "Content-Type: application/json");
 	CURL *c = handle(l->renew_url);
 
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, json_header);
 	curl_easy_setopt(c, CURLOPT_POSTFIELDS, l->body);
 	while (!l->stop) {
 		if (status_of(c) == 200)
@@ -99,7 +99,6 @@ static void *renewer(void *arg)
 			l->failed++;
 	}
 	curl_easy_cleanup(c);
-	curl_slist_free_all(h);
 	return NULL;
 }
 
@@ -257,10 +256,12 @@ static int take_lease(struct load *l, int port)
 		c = handle(url);
 		curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, NULL);
 		curl_easy_setopt(c, CURLOPT_WRITEDATA, f);
+		curl_easy_setopt(c, CURLOPT_HTTPHEADER, json_header);
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS,
 				 "{\"holder\":\"bench\",\"ttl_s\":600}");
 		code = status_of(c); /* start-up: not measured */
 		curl_easy_cleanup(c);
+		fflush(f);
 		buf[ftell(f)] = '\0';
 		fclose(f);
 	}
@@ -344,6 +345,7 @@ int main(int argc, char **argv)
 		return 2;
 	l.lat = calloc(MAX_SAMPLES, sizeof(double));
 	curl_global_init(CURL_GLOBAL_DEFAULT);
+	json_header = curl_slist_append(NULL, "Content-Type: application/json");
 	if (!l.lat || start_procs(&p, tunerd) || take_lease(&l, p.port)) {
 		fprintf(stderr,
 			"bench_lease: tunerd did not come up (logs in "
@@ -366,6 +368,7 @@ int main(int argc, char **argv)
 out:
 	stop(p.daemon);
 	stop(p.box);
+	curl_slist_free_all(json_header);
 	curl_global_cleanup();
 	free(l.lat);
 	if (ret == 0)
