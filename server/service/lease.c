@@ -6,7 +6,8 @@
  * refuse anyone.
  *
  * With a state directory the table is written off the loop thread
- * (struct state_doc, lease_store.c) and every change is pending until a
+ * (lease_commit.c: struct state_doc, lease_store.c's document) and every
+ * change is pending until a
  * write that includes it has ended.  Two copies are kept: the table
  * itself (what requests see: every change, pending or not) and
  * "committed", the leases as the disk has them.  A change is made in
@@ -35,46 +36,11 @@
 #include "auth.h"
 #include "eventbus.h"
 #include "json_api.h"
+#include "lease_priv.h"
 #include "lease_store.h"
 #include "log.h"
 #include "loop.h"
 #include "state_file.h"
-
-struct lease_slot {
-	struct lease lease;
-	uint64_t timer;
-	struct lease_table *lt;
-	struct lease_slot *next;
-};
-
-/* A change waiting for its write: its events and its waiter. */
-struct lease_change {
-	struct lease_change *next;
-	const char *event; /* lease.acquired, .renewed or .released */
-	struct lease lease;
-	int has_preempted;
-	struct lease preempted; /* lease.preempted first, with extra */
-	json_t *extra;
-	struct lease_waiter *w;
-};
-
-struct lease_list {
-	struct lease *v;
-	size_t n;
-};
-
-struct lease_table {
-	struct loop *loop;
-	struct eventbus *events;
-	struct lease_slot *slots;
-	struct state_dir *state; /* NULL: leases live in memory only */
-	struct state_doc *doc;
-	struct lease_list committed; /* as on disk */
-	struct lease_list writing;   /* the copy in the write in flight */
-	struct lease_change *gathering, **gathering_tail; /* the next write's */
-	struct lease_change *in_write; /* the changes the write carries */
-	int save_failed;               /* the last write failed (logged once) */
-};
 
 static uint64_t now_ms(void)
 {
@@ -101,7 +67,7 @@ static void slot_free(struct lease_table *lt, struct lease_slot *s)
 	free(s);
 }
 
-static void slots_free(struct lease_table *lt, struct lease_slot *s)
+void lease_slots_free(struct lease_table *lt, struct lease_slot *s)
 {
 	struct lease_slot *next;
 
@@ -111,31 +77,21 @@ static void slots_free(struct lease_table *lt, struct lease_slot *s)
 	}
 }
 
-static void list_clear(struct lease_list *ll)
-{
-	if (ll->v)
-		explicit_bzero(ll->v, ll->n * sizeof(*ll->v));
-	free(ll->v);
-	*ll = (struct lease_list){0};
-}
-
-static void changes_free(struct lease_change *c);
-
 void lease_table_free(struct lease_table *lt)
 {
 	if (!lt)
 		return;
 	state_doc_free(lt->doc);
-	changes_free(lt->gathering);
-	changes_free(lt->in_write);
-	slots_free(lt, lt->slots);
-	list_clear(&lt->committed);
-	list_clear(&lt->writing);
+	lease_changes_free(lt->gathering);
+	lease_changes_free(lt->in_write);
+	lease_slots_free(lt, lt->slots);
+	lease_list_clear(&lt->committed);
+	lease_list_clear(&lt->writing);
 	free(lt);
 }
 
-static void publish(struct lease_table *lt, const char *type,
-		    const struct lease *l, json_t *extra)
+void lease_publish(struct lease_table *lt, const char *type,
+		   const struct lease *l, json_t *extra)
 {
 	json_t *f;
 
@@ -169,7 +125,7 @@ static void drop(struct lease_table *lt, struct lease_slot **pp,
 
 	*pp = s->next;
 	if (event)
-		publish(lt, event, &s->lease, extra);
+		lease_publish(lt, event, &s->lease, extra);
 	else
 		json_decref(extra);
 	slot_free(lt, s);
@@ -218,139 +174,7 @@ static void arm_expiry(struct lease_table *lt, struct lease_slot *s)
 	    expiry_timer, s);
 }
 
-static void note_save(struct lease_table *lt, int err)
-{
-	if (err && !lt->save_failed)
-		log_err("state: cannot save the leases in %s: %s",
-			state_dir_path(lt->state), strerror(-err));
-	else if (!err && lt->save_failed)
-		log_info("state: the leases are saved again");
-	lt->save_failed = !!err;
-}
-
-/* ---- pending changes ---- */
-
-static void changes_free(struct lease_change *c)
-{
-	struct lease_change *next;
-
-	for (; c; c = next) {
-		next = c->next;
-		if (c->w)
-			c->w->change = NULL;
-		json_decref(c->extra);
-		explicit_bzero(c, sizeof(*c));
-		free(c);
-	}
-}
-
-static struct lease_change *change_new(const char *event, const struct lease *l)
-{
-	struct lease_change *c = calloc(1, sizeof(*c));
-
-	if (c) {
-		c->event = event;
-		c->lease = *l;
-	}
-	return c;
-}
-
-/* The change is final: its events out, its waiter told. */
-static void change_end(struct lease_table *lt, struct lease_change *c, int err)
-{
-	struct lease_waiter *w = c->w;
-
-	if (!err && c->has_preempted) {
-		publish(lt, "lease.preempted", &c->preempted, c->extra);
-		c->extra = NULL;
-	}
-	if (!err)
-		publish(lt, c->event, &c->lease, NULL);
-	c->w = NULL;
-	if (w) {
-		w->change = NULL;
-		w->fn(err, w->arg);
-	}
-}
-
-static void changes_end(struct lease_table *lt, struct lease_change *list,
-			int err)
-{
-	for (struct lease_change *c = list; c; c = c->next)
-		change_end(lt, c, err);
-	changes_free(list);
-}
-
-/* A change made in the table: final now without a state directory,
- * else pending until the next write that takes it.  Returns ret. */
-static int change_add(struct lease_table *lt, struct lease_change *c,
-		      struct lease_waiter *w, int ret)
-{
-	if (!lt->doc) {
-		changes_end(lt, c, 0);
-		return ret;
-	}
-	if (w) {
-		c->w = w;
-		w->change = c;
-	}
-	*lt->gathering_tail = c;
-	lt->gathering_tail = &c->next;
-	state_doc_due(lt->doc);
-	return ret;
-}
-
-void lease_waiter_cancel(struct lease_waiter *w)
-{
-	if (w && w->change) {
-		w->change->w = NULL;
-		w->change = NULL;
-	}
-}
-
-/* ---- the write ---- */
-
-static int list_of_slots(struct lease_table *lt, struct lease_list *ll)
-{
-	size_t n = 0, i = 0;
-
-	for (struct lease_slot *s = lt->slots; s; s = s->next)
-		n++;
-	*ll = (struct lease_list){.v = calloc(n + 1, sizeof(*ll->v)), .n = n};
-	if (!ll->v)
-		return -ENOMEM;
-	for (struct lease_slot *s = lt->slots; s; s = s->next)
-		ll->v[i++] = s->lease;
-	return 0;
-}
-
-/* state_doc: the write starts.  It carries the table as it is and the
- * changes gathered so far. */
-static json_t *build_doc(void *arg)
-{
-	struct lease_table *lt = arg;
-	json_t *arr;
-	int err = 0;
-
-	lt->in_write = lt->gathering;
-	lt->gathering = NULL;
-	lt->gathering_tail = &lt->gathering;
-	list_clear(&lt->writing);
-	if (list_of_slots(lt, &lt->writing))
-		return NULL;
-	arr = json_array();
-	for (size_t i = 0; arr && i < lt->writing.n; i++)
-		err |= json_array_append_new(
-		    arr, lease_store_entry(&lt->writing.v[i]));
-	if (err) {
-		json_decref(arr);
-		arr = NULL;
-	}
-	return lease_store_doc(arr);
-}
-
-static struct lease_slot *slot_add(struct lease_table *lt,
-				   const struct lease *l)
+struct lease_slot *lease_slot_add(struct lease_table *lt, const struct lease *l)
 {
 	struct lease_slot *s = calloc(1, sizeof(*s));
 
@@ -362,63 +186,6 @@ static struct lease_slot *slot_add(struct lease_table *lt,
 	s->next = lt->slots;
 	lt->slots = s;
 	return s;
-}
-
-static int has_lease(struct lease_slot *s, const struct lease *l)
-{
-	for (; s; s = s->next)
-		if (s->lease.tuner == l->tuner && !strcmp(s->lease.id, l->id))
-			return 1;
-	return 0;
-}
-
-/* Back to what the disk has.  A committed lease that is over and no
- * longer in the table was announced expired already: not again. */
-static void roll_back(struct lease_table *lt)
-{
-	struct lease_slot *was = lt->slots;
-	uint64_t now = now_ms();
-
-	lt->slots = NULL;
-	for (size_t i = 0; i < lt->committed.n; i++) {
-		const struct lease *l = &lt->committed.v[i];
-
-		if (lease_is_expired(l->expires_ms, now) && !has_lease(was, l))
-			continue;
-		if (!slot_add(lt, l))
-			log_err("state: lease of tuner %ld lost: out of memory",
-				l->tuner);
-	}
-	slots_free(lt, was);
-}
-
-/* state_doc: the write ended. */
-static void write_done(int err, void *arg)
-{
-	struct lease_table *lt = arg;
-	struct lease_change *carried = lt->in_write, *later = lt->gathering;
-
-	note_save(lt, err);
-	lt->in_write = NULL;
-	if (!err) {
-		list_clear(&lt->committed);
-		lt->committed = lt->writing;
-		lt->writing = (struct lease_list){0};
-		changes_end(lt, carried, 0);
-		return;
-	}
-	list_clear(&lt->writing);
-	lt->gathering = NULL;
-	lt->gathering_tail = &lt->gathering;
-	state_doc_drop_due(lt->doc);
-	roll_back(lt);
-	changes_end(lt, carried, err);
-	changes_end(lt, later, err);
-}
-
-int lease_table_flush(struct lease_table *lt, unsigned int max_ms)
-{
-	return lt && lt->doc ? state_doc_flush(lt->doc, max_ms) : 0;
 }
 
 static int new_id(char *out)
@@ -455,7 +222,7 @@ int lease_acquire(struct lease_table *lt, long tuner, const char *holder,
 		return err;
 	snprintf(l.holder, sizeof(l.holder), "%s", holder);
 	set_expiry(&l, ttl_s);
-	c = change_new("lease.acquired", &l);
+	c = lease_change_new("lease.acquired", &l);
 	explicit_bzero(l.id, sizeof(l.id));
 	if (!c)
 		return -ENOMEM;
@@ -466,16 +233,16 @@ int lease_acquire(struct lease_table *lt, long tuner, const char *holder,
 				     priority);
 		drop(lt, pp, NULL, NULL);
 	}
-	s = slot_add(lt, &c->lease);
+	s = lease_slot_add(lt, &c->lease);
 	if (!s) {
 		/* Nothing was dropped but for a pre-emption: put it back. */
-		if (c->has_preempted && !slot_add(lt, &c->preempted))
+		if (c->has_preempted && !lease_slot_add(lt, &c->preempted))
 			log_err("lease: tuner %ld: out of memory", tuner);
-		changes_free(c);
+		lease_changes_free(c);
 		return -ENOMEM;
 	}
 	*out = s->lease;
-	return change_add(lt, c, w, c->has_preempted);
+	return lease_change_add(lt, c, w, c->has_preempted);
 }
 
 /* The live slot of tuner whose id matches: 0, -ENOENT or -EPERM. */
@@ -510,14 +277,14 @@ int lease_renew(struct lease_table *lt, long tuner, const char *id,
 		return ret;
 	renewed = (*pp)->lease;
 	set_expiry(&renewed, ttl_s ? ttl_s : renewed.ttl_s);
-	c = change_new("lease.renewed", &renewed);
+	c = lease_change_new("lease.renewed", &renewed);
 	explicit_bzero(renewed.id, sizeof(renewed.id));
 	if (!c)
 		return -ENOMEM;
 	(*pp)->lease = c->lease; /* exactly what is written */
 	arm_expiry(lt, *pp);
 	*out = (*pp)->lease;
-	return change_add(lt, c, w, 0);
+	return lease_change_add(lt, c, w, 0);
 }
 
 int lease_release(struct lease_table *lt, long tuner, const char *id,
@@ -529,11 +296,11 @@ int lease_release(struct lease_table *lt, long tuner, const char *id,
 
 	if (ret)
 		return ret;
-	c = change_new("lease.released", &(*pp)->lease);
+	c = lease_change_new("lease.released", &(*pp)->lease);
 	if (!c)
 		return -ENOMEM;
 	drop(lt, pp, NULL, NULL);
-	return change_add(lt, c, w, 0);
+	return lease_change_add(lt, c, w, 0);
 }
 
 int lease_get(struct lease_table *lt, long tuner, struct lease *out)
@@ -597,7 +364,7 @@ static void keep_one(const struct lease *l, void *arg)
 		left = (uint64_t)l->ttl_s * 1000u;
 	back.expires_ms = now_ms() + left;
 	back.expires_wall = wall + left;
-	if (slot_add(kc->lt, &back))
+	if (lease_slot_add(kc->lt, &back))
 		kc->kept++;
 	else
 		kc->failed++;
@@ -615,13 +382,11 @@ int lease_table_keep(struct lease_table *lt, struct state_dir *sd)
 		return 0;
 	if (!lt->loop)
 		return -EINVAL;
-	lt->doc = state_doc_new(sd, lt->loop, LEASE_STORE_DOC, build_doc,
-				write_done, lt);
-	if (!lt->doc)
+	if (lease_commit_open(lt, sd))
 		return -ENOMEM;
 	lt->state = sd;
 	n = lease_store_read(sd, keep_one, &kc);
-	if (n < 0 || list_of_slots(lt, &lt->committed))
+	if (n < 0 || lease_list_of_slots(lt, &lt->committed))
 		return n < 0 ? n : -ENOMEM;
 	if (n)
 		log_info("state: %u lease(s) kept from the last run, %u "
