@@ -362,7 +362,8 @@ static void doc_start(struct state_doc *doc)
 	doc->due = 0;
 	doc->text = doc_build(doc);
 	doc->work.data = doc;
-	/* uv_queue_work() fails only without a work callback. */
+	/* uv_queue_work() fails only without a work callback, which it
+	 * always has. */
 	if (uv_queue_work(loop_uv(doc->loop), &doc->work, doc_work,
 			  doc_after) == 0)
 		doc->in_flight = 1;
@@ -432,11 +433,6 @@ void state_doc_drop_due(struct state_doc *doc)
 	loop_del_timer(doc->loop, doc->timer);
 	doc->timer = 0;
 	doc->due = 0;
-}
-
-int state_doc_busy(const struct state_doc *doc)
-{
-	return doc->in_flight || doc->due;
 }
 
 int state_doc_flush(struct state_doc *doc, unsigned int max_ms)

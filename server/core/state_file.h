@@ -93,8 +93,6 @@ struct state_doc *state_doc_new(struct state_dir *sd, struct loop *loop,
 void state_doc_due(struct state_doc *doc);
 /* Nothing is due after all (the one in flight, if any, goes on). */
 void state_doc_drop_due(struct state_doc *doc);
-/* 1 while a write is in flight or due. */
-int state_doc_busy(const struct state_doc *doc);
 /*
  * At a stop: wait (running the loop) for the write in flight, at most
  * max_ms, then write what is due at once on this thread.  done() is
