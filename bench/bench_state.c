@@ -5,9 +5,12 @@
  * rename, fsync of the directory), beside a bare baseline writing and
  * renaming the same bytes without any fsync, in the same directory and
  * the same run (blocks alternate, because disks shared with other work
- * are noisy).  The difference is the price of durability; the daemon
- * pays it once per take, renew or release, and once per loop turn for
- * API tunes.
+ * are noisy).  The difference is the price of durability: the time a
+ * lease change waits for its answer when it is written alone.  The
+ * daemon pays it on libuv's threadpool, not on its loop, and shares one
+ * write among the changes that come meanwhile (bench_lease shows what
+ * that does to clients); params are written once per loop turn of API
+ * tunes.
  *
  *   bench_state [--dir DIR] [--writes N] [--leases K]
  *

@@ -5,6 +5,16 @@
  * with every damage turned into "no document" plus a file set aside for
  * a human to look at.  The directory stays open (a dirfd) so that a
  * rename or fsync never depends on the path still naming it.
+ *
+ * While the daemon runs, documents are written off the loop thread
+ * (struct state_doc, below): an fsync costs a millisecond on an idle
+ * disk and up to a hundred on a busy one, and the loop serves every
+ * client and tuner.  The write goes to libuv's threadpool (uv_queue_work)
+ * rather than to a thread of our own: libuv already has the threads, the
+ * hand-off and the wake-up of the loop (after_work runs on it), so there
+ * is no thread, queue or eventfd to start, stop and get right here.  The
+ * pool is shared, but only one write per document is ever queued, and
+ * the daemon queues nothing else there.
  */
 #define _GNU_SOURCE /* renameat2 */
 #include "state_file.h"
@@ -20,10 +30,13 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "loop.h"
 
 struct state_dir {
 	int fd;
 	char path[PATH_MAX];
+	state_writer_fn writer; /* NULL: state_file_write_text */
+	void *writer_arg;
 };
 
 static int name_ok(const char *name)
@@ -127,25 +140,19 @@ static int write_tmp(int dfd, const char *tmp, const char *text)
 	return err;
 }
 
-int state_file_write(struct state_dir *sd, const char *name, const json_t *doc)
+int state_file_write_text(struct state_dir *sd, const char *name,
+			  const char *text)
 {
 	char file[STATE_NAME_MAX + 8], tmp[STATE_NAME_MAX + 16];
-	char *text;
 	int err;
 
-	if (!sd || !name_ok(name) || !doc)
+	if (!sd || !name_ok(name) || !text)
 		return -EINVAL;
-	text = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
-	if (!text)
-		return -ENOMEM;
-	if (strlen(text) > STATE_FILE_MAX) {
-		free(text);
+	if (strlen(text) > STATE_FILE_MAX)
 		return -EFBIG; /* it could never be read back */
-	}
 	snprintf(file, sizeof(file), "%s.json", name);
 	snprintf(tmp, sizeof(tmp), ".%s.json.tmp", name);
 	err = write_tmp(sd->fd, tmp, text);
-	free(text);
 	if (!err && renameat(sd->fd, tmp, sd->fd, file) < 0)
 		err = -errno;
 	/* The rename is durable only once the directory is. */
@@ -154,6 +161,34 @@ int state_file_write(struct state_dir *sd, const char *name, const json_t *doc)
 	if (err)
 		unlinkat(sd->fd, tmp, 0);
 	return err;
+}
+
+/* The document as it is written: compact, keys sorted (NULL: out of
+ * memory). */
+static char *doc_text(const json_t *doc)
+{
+	return json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
+}
+
+int state_file_write(struct state_dir *sd, const char *name, const json_t *doc)
+{
+	char *text;
+	int err;
+
+	if (!sd || !name_ok(name) || !doc)
+		return -EINVAL;
+	text = doc_text(doc);
+	if (!text)
+		return -ENOMEM;
+	err = state_file_write_text(sd, name, text);
+	free(text);
+	return err;
+}
+
+void state_dir_set_writer(struct state_dir *sd, state_writer_fn fn, void *arg)
+{
+	sd->writer = fn;
+	sd->writer_arg = arg;
 }
 
 int state_file_set_aside(struct state_dir *sd, const char *name,
@@ -269,4 +304,165 @@ int state_file_read(struct state_dir *sd, const char *name, json_t **doc)
 	*doc = NULL;
 	state_file_set_aside(sd, name, why);
 	return -EBADMSG;
+}
+
+/* ---- documents written off the loop thread ---- */
+
+struct state_doc {
+	struct state_dir *sd;
+	struct loop *loop;
+	char name[STATE_NAME_MAX + 1];
+	state_doc_build_fn build;
+	state_doc_done_fn done;
+	void *arg;
+	uv_work_t work;
+	char *text;     /* the document in flight; NULL: it could not be made */
+	int err;        /* the write's result, set by the pool's thread */
+	int in_flight;  /* work queued and its after_work not run yet */
+	int due;        /* a write is wanted after the one in flight */
+	uint64_t timer; /* the due write's start at the end of the turn */
+	int orphaned;   /* freed while in flight: after_work frees it */
+};
+
+static int dir_write(struct state_dir *sd, const char *name, const char *text)
+{
+	if (!text)
+		return -ENOMEM;
+	return sd->writer ? sd->writer(sd, name, text, sd->writer_arg)
+			  : state_file_write_text(sd, name, text);
+}
+
+/* The pool's thread: only the text, the name and the directory are
+ * touched here, and the loop does not touch them while in flight. */
+static void doc_work(uv_work_t *w)
+{
+	struct state_doc *doc = w->data;
+
+	doc->err = dir_write(doc->sd, doc->name, doc->text);
+}
+
+/* The document as the owner's state is now (NULL: out of memory). */
+static char *doc_build(struct state_doc *doc)
+{
+	json_t *j = doc->build(doc->arg);
+	char *text = j ? doc_text(j) : NULL;
+
+	json_decref(j);
+	return text;
+}
+
+static void doc_after(uv_work_t *w, int status);
+
+/* Queue the write of the document as it is now.  done() always comes
+ * from doc_after(), on the loop, never from here. */
+static void doc_start(struct state_doc *doc)
+{
+	loop_del_timer(doc->loop, doc->timer);
+	doc->timer = 0;
+	doc->due = 0;
+	doc->text = doc_build(doc);
+	doc->work.data = doc;
+	/* uv_queue_work() fails only without a work callback, which it
+	 * always has. */
+	if (uv_queue_work(loop_uv(doc->loop), &doc->work, doc_work,
+			  doc_after) == 0)
+		doc->in_flight = 1;
+}
+
+static void doc_after(uv_work_t *w, int status)
+{
+	struct state_doc *doc = w->data;
+
+	doc->in_flight = 0;
+	free(doc->text);
+	doc->text = NULL;
+	if (doc->orphaned) {
+		free(doc);
+		return;
+	}
+	doc->done(status ? -ECANCELED : doc->err, doc->arg);
+	/* What came while it was in flight goes at once: the turn that
+	 * gathered it has ended already. */
+	if (doc->due && !doc->in_flight)
+		doc_start(doc);
+}
+
+static long doc_fire(struct loop *l, uint64_t id, void *arg)
+{
+	struct state_doc *doc = arg;
+
+	(void)l;
+	(void)id;
+	doc->timer = 0;
+	if (doc->due && !doc->in_flight)
+		doc_start(doc);
+	return LOOP_TIMER_DONE;
+}
+
+struct state_doc *state_doc_new(struct state_dir *sd, struct loop *loop,
+				const char *name, state_doc_build_fn build,
+				state_doc_done_fn done, void *arg)
+{
+	struct state_doc *doc;
+
+	if (!sd || !loop || !name_ok(name) || !build || !done)
+		return NULL;
+	doc = calloc(1, sizeof(*doc));
+	if (!doc)
+		return NULL;
+	*doc = (struct state_doc){
+	    .sd = sd, .loop = loop, .build = build, .done = done, .arg = arg};
+	snprintf(doc->name, sizeof(doc->name), "%s", name);
+	return doc;
+}
+
+void state_doc_due(struct state_doc *doc)
+{
+	doc->due = 1;
+	if (doc->in_flight || doc->timer)
+		return;
+	/* A zero-delay timer runs after this turn's I/O: every change the
+	 * turn makes goes into the one write. */
+	doc->timer = loop_add_timer(doc->loop, 0, doc_fire, doc);
+	if (!doc->timer)
+		doc_start(doc); /* no timer (out of memory): a write now */
+}
+
+void state_doc_drop_due(struct state_doc *doc)
+{
+	loop_del_timer(doc->loop, doc->timer);
+	doc->timer = 0;
+	doc->due = 0;
+}
+
+int state_doc_flush(struct state_doc *doc, unsigned int max_ms)
+{
+	uint64_t deadline = loop_now_ms() + max_ms, now;
+	char *text;
+
+	while (doc->in_flight && (now = loop_now_ms()) < deadline)
+		loop_run_once(doc->loop, (int)(deadline - now));
+	if (doc->in_flight)
+		return -ETIMEDOUT;
+	if (!doc->due)
+		return 0;
+	/* The loop is stopping: nobody waits for it any more. */
+	state_doc_drop_due(doc);
+	text = doc_build(doc);
+	doc->err = dir_write(doc->sd, doc->name, text);
+	free(text);
+	doc->done(doc->err, doc->arg);
+	return 0;
+}
+
+void state_doc_free(struct state_doc *doc)
+{
+	if (!doc)
+		return;
+	loop_del_timer(doc->loop, doc->timer);
+	if (doc->in_flight) {
+		doc->orphaned = 1;
+		return;
+	}
+	free(doc);
 }

@@ -561,6 +561,7 @@ void command_client_cancel(struct command_client *cl)
 {
 	struct command *c;
 
+	command_lease_cancel(cl);
 	while ((c = cl->commands)) {
 		tuner_forget(cl->cs->d, c);
 		read_leave(c);

@@ -30,6 +30,7 @@ struct lease;
 struct lease_table;
 struct command;
 struct command_service;
+struct lease_op;
 
 /* wait_lock_ms: a tune may wait this long for lock; the status is read
  * again every COMMAND_LOCK_POLL_MS meanwhile. */
@@ -58,7 +59,8 @@ struct command_client {
 	const char *label;
 	unsigned int max_pending; /* commands waiting at once; 0: no limit */
 	unsigned int pending;
-	struct command *commands; /* the waiting ones */
+	struct command *commands;   /* the waiting ones */
+	struct lease_op *lease_ops; /* lease changes waiting to be saved */
 };
 
 void command_client_init(struct command_client *cl, struct command_service *cs,
@@ -111,13 +113,24 @@ typedef void (*command_done_fn)(struct command_result *res, void *arg);
 int command_submit(struct command_client *cl, const struct command_request *req,
 		   command_done_fn done, void *arg, struct command_result *now);
 
-/* POST .../lease: take (holder, priority, ttl_s) or renew (lease_id,
- * ttl_s) per the JSON body.  Synchronous: fills *res, returns res->err. */
-int command_lease_post(struct command_service *cs, uint32_t tuner, json_t *body,
-		       struct command_result *res);
-/* DELETE .../lease with lease_id (NULL: none).  Same. */
-int command_lease_delete(struct command_service *cs, uint32_t tuner,
-			 const char *lease_id, struct command_result *res);
+/*
+ * POST .../lease for cl: take (holder, priority, ttl_s) or renew
+ * (lease_id, ttl_s) per the JSON body.  As command_submit(): 0 when
+ * done(res, arg) follows, once the change is in the state directory
+ * (201/200, or 503 when it could not be saved), from the loop and never
+ * from inside, unless command_client_cancel() came first; a negative
+ * errno with the refusal in *now.  1 with the good answer in *now when
+ * there is nothing to wait for (no state directory).  So a transport
+ * answers *now for any non-zero return and waits for done() on 0.
+ * The lease operations do not count against cl->max_pending.
+ */
+int command_lease_post(struct command_client *cl, uint32_t tuner, json_t *body,
+		       command_done_fn done, void *arg,
+		       struct command_result *now);
+/* DELETE .../lease with lease_id (NULL: none): 204.  Same. */
+int command_lease_delete(struct command_client *cl, uint32_t tuner,
+			 const char *lease_id, command_done_fn done, void *arg,
+			 struct command_result *now);
 /* 1 when .../lease of tuner is a path that exists: the tuner is there,
  * or a lease on it is (read back after a restart, before the stub has
  * attached the tuner again). */

@@ -51,11 +51,102 @@ static int utf8_prefix(const char *s, size_t max)
 	return (int)n;
 }
 
+/* A change waiting for its write, with its answer. */
+struct lease_op {
+	struct command_client *cl;
+	struct lease_op *prev, *next; /* cl->lease_ops */
+	struct lease_waiter w;
+	command_done_fn done;
+	void *arg;
+	unsigned int status;
+	json_t *body;
+};
+
 /* A good answer (takes body). */
 static void command_answer(struct command_result *res, unsigned int status,
 			   json_t *body)
 {
 	*res = (struct command_result){.status = status, .body = body};
+}
+
+static int not_saved(struct command_result *res, int err);
+
+static void op_unlink(struct lease_op *op)
+{
+	if (op->prev)
+		op->prev->next = op->next;
+	else
+		op->cl->lease_ops = op->next;
+	if (op->next)
+		op->next->prev = op->prev;
+}
+
+static void op_saved(int err, void *arg)
+{
+	struct lease_op *op = arg;
+	struct command_result res;
+	command_done_fn done = op->done;
+	void *done_arg = op->arg;
+
+	op_unlink(op);
+	if (err) {
+		json_decref(op->body);
+		not_saved(&res, err);
+	} else {
+		command_answer(&res, op->status, op->body);
+	}
+	free(op);
+	done(&res, done_arg);
+}
+
+/* An op for cl's next change (NULL: out of memory, *now filled). */
+static struct lease_op *op_new(struct command_client *cl, command_done_fn done,
+			       void *arg, struct command_result *now)
+{
+	struct lease_op *op = calloc(1, sizeof(*op));
+	struct api_error e = {0};
+
+	if (!op) {
+		api_error_set(&e, 500, "internal", NULL, "out of memory");
+		command_fail(now, -ENOMEM, &e);
+		return NULL;
+	}
+	*op = (struct lease_op){.cl = cl, .done = done, .arg = arg};
+	op->w = (struct lease_waiter){.fn = op_saved, .arg = op};
+	return op;
+}
+
+/* The change is made: its answer now (1) when it is final already,
+ * else kept for op_saved() (0).  op is taken. */
+static int op_answer(struct lease_op *op, unsigned int status, json_t *body,
+		     struct command_result *now)
+{
+	struct command_client *cl = op->cl;
+
+	if (!lease_waiting(&op->w)) {
+		free(op);
+		command_answer(now, status, body);
+		return 1;
+	}
+	op->status = status;
+	op->body = body;
+	op->next = cl->lease_ops;
+	if (op->next)
+		op->next->prev = op;
+	cl->lease_ops = op;
+	return 0;
+}
+
+void command_lease_cancel(struct command_client *cl)
+{
+	struct lease_op *op;
+
+	while ((op = cl->lease_ops)) {
+		lease_waiter_cancel(&op->w);
+		op_unlink(op);
+		json_decref(op->body);
+		free(op);
+	}
 }
 
 /* 409 lease_conflict: who holds the tuner.  Returns -EBUSY. */
@@ -205,6 +296,11 @@ static int check_tuner(struct command_service *cs, uint32_t tuner,
 	struct api_error e = {0};
 	struct lease l;
 
+	if (!cs) {
+		api_error_set(&e, 503, "unavailable", NULL,
+			      "no command service here");
+		return command_fail(res, -EOPNOTSUPP, &e);
+	}
 	if (lease_will_do && cs->leases && lease_get(cs->leases, tuner, &l))
 		return 0;
 	if (!tuner_find(cs->d, tuner)) {
@@ -222,73 +318,94 @@ static int check_tuner(struct command_service *cs, uint32_t tuner,
 }
 
 static int lease_take(struct command_service *cs, uint32_t tuner,
-		      const struct lease_body *b, struct command_result *res)
+		      const struct lease_body *b, struct lease_op *op,
+		      struct command_result *now)
 {
 	struct api_error e = {0};
 	struct lease l, other;
 	int ret;
 
-	ret =
-	    lease_acquire(cs->leases, tuner, b->holder,
-			  b->priority >= 0 ? b->priority : LEASE_PRIO_DEFAULT,
-			  b->ttl_s ? b->ttl_s : LEASE_TTL_DEFAULT, &l, &other);
+	ret = lease_acquire(cs->leases, tuner, b->holder,
+			    b->priority >= 0 ? b->priority : LEASE_PRIO_DEFAULT,
+			    b->ttl_s ? b->ttl_s : LEASE_TTL_DEFAULT, &l, &other,
+			    &op->w);
+	if (ret >= 0)
+		return op_answer(op, 201, lease_answer(&l), now);
+	free(op);
 	if (ret == -EBUSY)
-		return conflict(res, tuner, &other);
-	if (ret < 0) {
-		api_error_set(&e, 503, "unavailable", NULL,
-			      "cannot create a lease: %s", strerror(-ret));
-		return command_fail(res, ret, &e);
-	}
-	command_answer(res, 201, lease_answer(&l));
-	return 0;
+		return conflict(now, tuner, &other);
+	api_error_set(&e, 503, "unavailable", NULL, "cannot create a lease: %s",
+		      strerror(-ret));
+	return command_fail(now, ret, &e);
 }
 
-int command_lease_post(struct command_service *cs, uint32_t tuner, json_t *body,
-		       struct command_result *res)
+static int lease_renew_op(struct command_service *cs, uint32_t tuner,
+			  const struct lease_body *b, struct lease_op *op,
+			  struct command_result *now)
 {
+	struct lease l, other;
+	int ret = lease_renew(cs->leases, tuner, b->lease_id, b->ttl_s, &l,
+			      &other, &op->w);
+
+	if (!ret)
+		return op_answer(op, 200, lease_answer(&l), now);
+	free(op);
+	if (ret == -ENOENT)
+		return not_leased(now, tuner);
+	if (ret == -EPERM)
+		return conflict(now, tuner, &other);
+	return not_saved(now, ret);
+}
+
+int command_lease_post(struct command_client *cl, uint32_t tuner, json_t *body,
+		       command_done_fn done, void *arg,
+		       struct command_result *now)
+{
+	struct command_service *cs = cl->cs;
 	struct lease_body b = {0};
 	struct api_error e = {0};
-	struct lease l, other;
+	struct lease_op *op;
 	int bad_body = parse_body(body, &b, &e), ret;
 
 	/* The tuner first: a body for a tuner that is not there is a 404. */
-	ret = check_tuner(cs, tuner, !bad_body && b.lease_id, res);
+	ret = check_tuner(cs, tuner, !bad_body && b.lease_id, now);
 	if (ret) {
 		api_error_clear(&e);
 		return ret;
 	}
 	if (bad_body)
-		return command_fail(res, bad_body, &e);
+		return command_fail(now, bad_body, &e);
+	op = op_new(cl, done, arg, now);
+	if (!op)
+		return -ENOMEM;
 	if (!b.lease_id)
-		return lease_take(cs, tuner, &b, res);
-	ret = lease_renew(cs->leases, tuner, b.lease_id, b.ttl_s, &l, &other);
-	if (ret == -ENOENT)
-		return not_leased(res, tuner);
-	if (ret == -EPERM)
-		return conflict(res, tuner, &other);
-	if (ret)
-		return not_saved(res, ret);
-	command_answer(res, 200, lease_answer(&l));
-	return 0;
+		return lease_take(cs, tuner, &b, op, now);
+	return lease_renew_op(cs, tuner, &b, op, now);
 }
 
-int command_lease_delete(struct command_service *cs, uint32_t tuner,
-			 const char *lease_id, struct command_result *res)
+int command_lease_delete(struct command_client *cl, uint32_t tuner,
+			 const char *lease_id, command_done_fn done, void *arg,
+			 struct command_result *now)
 {
+	struct command_service *cs = cl->cs;
+	struct lease_op *op;
 	struct lease other;
-	int ret = check_tuner(cs, tuner, 1, res);
+	int ret = check_tuner(cs, tuner, 1, now);
 
 	if (ret)
 		return ret;
-	ret = lease_release(cs->leases, tuner, lease_id, &other);
+	op = op_new(cl, done, arg, now);
+	if (!op)
+		return -ENOMEM;
+	ret = lease_release(cs->leases, tuner, lease_id, &other, &op->w);
+	if (!ret)
+		return op_answer(op, 204, NULL, now);
+	free(op);
 	if (ret == -ENOENT)
-		return not_leased(res, tuner);
+		return not_leased(now, tuner);
 	if (ret == -EPERM)
-		return conflict(res, tuner, &other);
-	if (ret)
-		return not_saved(res, ret);
-	command_answer(res, 204, NULL);
-	return 0;
+		return conflict(now, tuner, &other);
+	return not_saved(now, ret);
 }
 
 /* A stream start: who may read the tuner, as a status read (viewer), and

@@ -21,4 +21,8 @@ struct command_service {
  * err. */
 int command_fail(struct command_result *res, int err, struct api_error *e);
 
+/* command_lease.c: cl's lease changes still waiting for their write end
+ * without an answer (command_client_cancel). */
+void command_lease_cancel(struct command_client *cl);
+
 #endif /* TUNERD_COMMAND_PRIV_H */

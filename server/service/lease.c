@@ -5,13 +5,24 @@
  * compare with the clock, so a late timer never lets an expired lease
  * refuse anyone.
  *
- * With a state directory every change is written before it is made
- * (lease_store.c): the document is built as the table will be, written
- * and fsync()ed, and only then is the table changed and the event
- * published.  A write that fails changes nothing, so an answer the
- * client gets always matches what a restart finds.  Expiries are
- * written after the fact: nobody waits for them, and an expired lease
- * read back is dropped anyway.
+ * With a state directory the table is written off the loop thread
+ * (lease_commit.c: struct state_doc, lease_store.c's document) and every
+ * change is pending until a
+ * write that includes it has ended.  Two copies are kept: the table
+ * itself (what requests see: every change, pending or not) and
+ * "committed", the leases as the disk has them.  A change is made in
+ * the table at once, so that two takes of one tuner in a turn conflict
+ * as they did when each was written alone; its events and its waiter
+ * wait in a list.  A write takes the table as it is then; when it ends
+ * well that copy becomes committed and the changes it carried are
+ * published and answered.  When it fails the table goes back to
+ * committed and every pending change is undone and told so, also those
+ * gathered for the next write: they were decided on top of the failed
+ * ones.  So an answer a client gets always matches what a restart finds.
+ *
+ * Expiries are published at once and written with the next write:
+ * nobody waits for them, and an expired lease read back is dropped
+ * anyway.
  */
 #include "lease.h"
 
@@ -25,25 +36,11 @@
 #include "auth.h"
 #include "eventbus.h"
 #include "json_api.h"
+#include "lease_priv.h"
 #include "lease_store.h"
 #include "log.h"
 #include "loop.h"
 #include "state_file.h"
-
-struct lease_slot {
-	struct lease lease;
-	uint64_t timer;
-	struct lease_table *lt;
-	struct lease_slot *next;
-};
-
-struct lease_table {
-	struct loop *loop;
-	struct eventbus *events;
-	struct lease_slot *slots;
-	struct state_dir *state; /* NULL: leases live in memory only */
-	int save_failed;         /* the last write failed (logged once) */
-};
 
 static uint64_t now_ms(void)
 {
@@ -57,6 +54,7 @@ struct lease_table *lease_table_new(struct loop *loop, struct eventbus *ev)
 	if (lt) {
 		lt->loop = loop;
 		lt->events = ev;
+		lt->gathering_tail = &lt->gathering;
 	}
 	return lt;
 }
@@ -69,21 +67,31 @@ static void slot_free(struct lease_table *lt, struct lease_slot *s)
 	free(s);
 }
 
-void lease_table_free(struct lease_table *lt)
+void lease_slots_free(struct lease_table *lt, struct lease_slot *s)
 {
-	struct lease_slot *s, *next;
+	struct lease_slot *next;
 
-	if (!lt)
-		return;
-	for (s = lt->slots; s; s = next) {
+	for (; s; s = next) {
 		next = s->next;
 		slot_free(lt, s);
 	}
+}
+
+void lease_table_free(struct lease_table *lt)
+{
+	if (!lt)
+		return;
+	state_doc_free(lt->doc);
+	lease_changes_free(lt->gathering);
+	lease_changes_free(lt->in_write);
+	lease_slots_free(lt, lt->slots);
+	lease_list_clear(&lt->committed);
+	lease_list_clear(&lt->writing);
 	free(lt);
 }
 
-static void publish(struct lease_table *lt, const char *type,
-		    const struct lease *l, json_t *extra)
+void lease_publish(struct lease_table *lt, const char *type,
+		   const struct lease *l, json_t *extra)
 {
 	json_t *f;
 
@@ -117,7 +125,7 @@ static void drop(struct lease_table *lt, struct lease_slot **pp,
 
 	*pp = s->next;
 	if (event)
-		publish(lt, event, &s->lease, extra);
+		lease_publish(lt, event, &s->lease, extra);
 	else
 		json_decref(extra);
 	slot_free(lt, s);
@@ -166,39 +174,18 @@ static void arm_expiry(struct lease_table *lt, struct lease_slot *s)
 	    expiry_timer, s);
 }
 
-static void note_save(struct lease_table *lt, int err)
+struct lease_slot *lease_slot_add(struct lease_table *lt, const struct lease *l)
 {
-	if (err && !lt->save_failed)
-		log_err("state: cannot save the leases in %s: %s",
-			state_dir_path(lt->state), strerror(-err));
-	else if (!err && lt->save_failed)
-		log_info("state: the leases are saved again");
-	lt->save_failed = !!err;
-}
+	struct lease_slot *s = calloc(1, sizeof(*s));
 
-/* Write the table as it will be: every lease but tuner's, then with (a
- * new or renewed lease of tuner, or NULL).  0 or -errno. */
-static int save(struct lease_table *lt, long tuner, const struct lease *with)
-{
-	json_t *arr;
-	int err = 0;
-
-	if (!lt->state)
-		return 0;
-	arr = json_array();
-	for (struct lease_slot *s = lt->slots; arr && s; s = s->next)
-		if (s->lease.tuner != tuner)
-			err |= json_array_append_new(
-			    arr, lease_store_entry(&s->lease));
-	if (arr && with)
-		err |= json_array_append_new(arr, lease_store_entry(with));
-	if (err) {
-		json_decref(arr);
-		arr = NULL;
-	}
-	err = lease_store_write(lt->state, arr);
-	note_save(lt, err);
-	return err;
+	if (!s)
+		return NULL;
+	s->lt = lt;
+	s->lease = *l;
+	arm_expiry(lt, s);
+	s->next = lt->slots;
+	lt->slots = s;
+	return s;
 }
 
 static int new_id(char *out)
@@ -218,44 +205,44 @@ static int new_id(char *out)
 
 int lease_acquire(struct lease_table *lt, long tuner, const char *holder,
 		  int priority, unsigned int ttl_s, struct lease *out,
-		  struct lease *other)
+		  struct lease *other, struct lease_waiter *w)
 {
 	struct lease_slot **pp = live_slot(lt, tuner), *s;
-	int preempted = 0, err;
+	struct lease_change *c;
+	struct lease l = {.tuner = tuner, .priority = priority};
+	int err;
 
 	if (*pp) {
 		*other = (*pp)->lease;
 		if ((*pp)->lease.priority >= priority)
 			return -EBUSY;
 	}
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	err = new_id(s->lease.id);
-	s->lt = lt;
-	s->lease.tuner = tuner;
-	snprintf(s->lease.holder, sizeof(s->lease.holder), "%s", holder);
-	s->lease.priority = priority;
-	set_expiry(&s->lease, ttl_s);
-	if (!err)
-		err = save(lt, tuner, &s->lease); /* the pre-empted one gone */
-	if (err) {
-		explicit_bzero(s->lease.id, sizeof(s->lease.id));
-		free(s);
+	err = new_id(l.id);
+	if (err)
 		return err;
-	}
+	snprintf(l.holder, sizeof(l.holder), "%s", holder);
+	set_expiry(&l, ttl_s);
+	c = lease_change_new("lease.acquired", &l);
+	explicit_bzero(l.id, sizeof(l.id));
+	if (!c)
+		return -ENOMEM;
 	if (*pp) {
-		drop(lt, pp, "lease.preempted",
-		     json_pack("{s:s, s:i}", "by", holder, "by_priority",
-			       priority));
-		preempted = 1;
+		c->has_preempted = 1;
+		c->preempted = (*pp)->lease;
+		c->extra = json_pack("{s:s, s:i}", "by", holder, "by_priority",
+				     priority);
+		drop(lt, pp, NULL, NULL);
 	}
-	arm_expiry(lt, s);
-	s->next = lt->slots;
-	lt->slots = s;
+	s = lease_slot_add(lt, &c->lease);
+	if (!s) {
+		/* Nothing was dropped but for a pre-emption: put it back. */
+		if (c->has_preempted && !lease_slot_add(lt, &c->preempted))
+			log_err("lease: tuner %ld: out of memory", tuner);
+		lease_changes_free(c);
+		return -ENOMEM;
+	}
 	*out = s->lease;
-	publish(lt, "lease.acquired", &s->lease, NULL);
-	return preempted;
+	return lease_change_add(lt, c, w, c->has_preempted);
 }
 
 /* The live slot of tuner whose id matches: 0, -ENOENT or -EPERM. */
@@ -278,9 +265,11 @@ static int matching_slot(struct lease_table *lt, long tuner, const char *id,
 }
 
 int lease_renew(struct lease_table *lt, long tuner, const char *id,
-		unsigned int ttl_s, struct lease *out, struct lease *other)
+		unsigned int ttl_s, struct lease *out, struct lease *other,
+		struct lease_waiter *w)
 {
 	struct lease_slot **pp;
+	struct lease_change *c;
 	struct lease renewed;
 	int ret = matching_slot(lt, tuner, id, &pp, other);
 
@@ -288,30 +277,30 @@ int lease_renew(struct lease_table *lt, long tuner, const char *id,
 		return ret;
 	renewed = (*pp)->lease;
 	set_expiry(&renewed, ttl_s ? ttl_s : renewed.ttl_s);
-	ret = save(lt, tuner, &renewed);
-	if (!ret) /* exactly what was written, not a later clock's */
-		(*pp)->lease = renewed;
+	c = lease_change_new("lease.renewed", &renewed);
 	explicit_bzero(renewed.id, sizeof(renewed.id));
-	if (ret)
-		return ret;
+	if (!c)
+		return -ENOMEM;
+	(*pp)->lease = c->lease; /* exactly what is written */
 	arm_expiry(lt, *pp);
 	*out = (*pp)->lease;
-	publish(lt, "lease.renewed", &(*pp)->lease, NULL);
-	return 0;
+	return lease_change_add(lt, c, w, 0);
 }
 
 int lease_release(struct lease_table *lt, long tuner, const char *id,
-		  struct lease *other)
+		  struct lease *other, struct lease_waiter *w)
 {
 	struct lease_slot **pp;
+	struct lease_change *c;
 	int ret = matching_slot(lt, tuner, id, &pp, other);
 
-	if (!ret)
-		ret = save(lt, tuner, NULL);
 	if (ret)
 		return ret;
-	drop(lt, pp, "lease.released", NULL);
-	return 0;
+	c = lease_change_new("lease.released", &(*pp)->lease);
+	if (!c)
+		return -ENOMEM;
+	drop(lt, pp, NULL, NULL);
+	return lease_change_add(lt, c, w, 0);
 }
 
 int lease_get(struct lease_table *lt, long tuner, struct lease *out)
@@ -346,8 +335,8 @@ void lease_table_expire(struct lease_table *lt, uint64_t now)
 			pp = &(*pp)->next;
 		}
 	}
-	if (dropped)
-		save(lt, 0, NULL); /* logged when it fails */
+	if (dropped && lt->doc)
+		state_doc_due(lt->doc); /* logged when it fails */
 }
 
 struct keep_count {
@@ -364,7 +353,7 @@ static void keep_one(const struct lease *l, void *arg)
 {
 	struct keep_count *kc = arg;
 	uint64_t wall = api_realtime_ms(), left;
-	struct lease_slot *s;
+	struct lease back = *l;
 
 	if (l->expires_wall <= wall) {
 		kc->expired++;
@@ -373,19 +362,13 @@ static void keep_one(const struct lease *l, void *arg)
 	left = l->expires_wall - wall;
 	if (left > (uint64_t)l->ttl_s * 1000u)
 		left = (uint64_t)l->ttl_s * 1000u;
-	s = calloc(1, sizeof(*s));
-	if (!s) {
+	back.expires_ms = now_ms() + left;
+	back.expires_wall = wall + left;
+	if (lease_slot_add(kc->lt, &back))
+		kc->kept++;
+	else
 		kc->failed++;
-		return;
-	}
-	s->lt = kc->lt;
-	s->lease = *l;
-	s->lease.expires_ms = now_ms() + left;
-	s->lease.expires_wall = wall + left;
-	arm_expiry(kc->lt, s);
-	s->next = kc->lt->slots;
-	kc->lt->slots = s;
-	kc->kept++;
+	explicit_bzero(back.id, sizeof(back.id));
 }
 
 int lease_table_keep(struct lease_table *lt, struct state_dir *sd)
@@ -393,14 +376,18 @@ int lease_table_keep(struct lease_table *lt, struct state_dir *sd)
 	struct keep_count kc = {.lt = lt};
 	int n;
 
-	if (lt->slots)
+	if (lt->slots || lt->doc)
 		return -EBUSY;
-	lt->state = sd;
 	if (!sd)
 		return 0;
+	if (!lt->loop)
+		return -EINVAL;
+	if (lease_commit_open(lt, sd))
+		return -ENOMEM;
+	lt->state = sd;
 	n = lease_store_read(sd, keep_one, &kc);
-	if (n < 0)
-		return n;
+	if (n < 0 || lease_list_of_slots(lt, &lt->committed))
+		return n < 0 ? n : -ENOMEM;
 	if (n)
 		log_info("state: %u lease(s) kept from the last run, %u "
 			 "expired meanwhile%s",

@@ -10,6 +10,15 @@
  *
  * Events: lease.acquired, lease.renewed, lease.released, lease.expired,
  * lease.preempted.  Loop thread only.
+ *
+ * With a state directory a change (take, renew, release) is made in the
+ * table at once, so the next request sees it, but is *pending* until a
+ * write of the table that includes it has ended: only then are its
+ * events published and its waiter told (struct lease_waiter), and only
+ * then may its client be answered.  The changes of one loop turn, and
+ * those made while a write is in flight, share the next write (group
+ * commit).  A write that fails takes the table back to what is on disk:
+ * every pending change is undone and each waiter told the write's errno.
  */
 #ifndef TUNERD_LEASE_H
 #define TUNERD_LEASE_H
@@ -20,6 +29,27 @@ struct loop;
 struct eventbus;
 struct state_dir;
 struct lease_table;
+struct lease_change;
+
+/* Told once that a change was saved (err 0) or not (-errno, the change
+ * undone); from the loop, never from inside the call that made it. */
+typedef void (*lease_saved_fn)(int err, void *arg);
+
+/* Embedded in the caller's state; fn and arg set by the caller. */
+struct lease_waiter {
+	lease_saved_fn fn;
+	void *arg;
+	struct lease_change *change; /* lease.c: the pending change */
+};
+
+/* 1 while w waits for its change's write. */
+static inline int lease_waiting(const struct lease_waiter *w)
+{
+	return w && w->change;
+}
+/* The waiter's client went away: fn is not called (the change stays
+ * pending and is saved all the same). */
+void lease_waiter_cancel(struct lease_waiter *w);
 
 #define LEASE_ID_LEN       32
 #define LEASE_HOLDER_MAX   64 /* characters */
@@ -65,31 +95,37 @@ static inline uint64_t lease_deadline(uint64_t now_ms, unsigned int ttl_s)
  * after the start, and it expires at its time if its tuner never comes.
  * Call on an empty table.  0, -EBUSY (not empty) or -ENOMEM.
  *
- * From then on take, renew and release write the table before they
- * change it and return the write's negative errno, changing nothing,
- * when it fails.
+ * From then on take, renew and release are pending until written
+ * (above).  Needs the table's loop when sd is not NULL (-EINVAL).
  */
 int lease_table_keep(struct lease_table *lt, struct state_dir *sd);
+/* At a stop: wait at most max_ms for the write in flight, then write
+ * what is pending at once (waiters told).  0 or -ETIMEDOUT. */
+int lease_table_flush(struct lease_table *lt, unsigned int max_ms);
 
 /*
  * Take tuner for holder.  Returns 0 (*out: the new lease), 1 when it
  * pre-empted a lower-priority holder (*out: the new lease, *other: the
  * pre-empted one), -EBUSY when someone else holds it with a priority >=
- * priority (*other: that lease), -ENOMEM, getrandom()'s errno, or the
- * errno of a failed write.
+ * priority (*other: that lease), -ENOMEM or getrandom()'s errno.
+ *
+ * A change (0 or 1 returned) waits for its write when w is not NULL and
+ * the table is kept (lease_waiting(w)); without a state directory it is
+ * final at once and w stays unused.  A refusal changes nothing.
  */
 int lease_acquire(struct lease_table *lt, long tuner, const char *holder,
 		  int priority, unsigned int ttl_s, struct lease *out,
-		  struct lease *other);
+		  struct lease *other, struct lease_waiter *w);
 /* Extend the lease with id by ttl_s (0: its own ttl).  Returns 0,
- * -ENOENT (tuner not leased), -EPERM (another id; *other: the lease),
- * or the errno of a failed write. */
+ * -ENOENT (tuner not leased), -EPERM (another id; *other: the lease) or
+ * -ENOMEM; w as above. */
 int lease_renew(struct lease_table *lt, long tuner, const char *id,
-		unsigned int ttl_s, struct lease *out, struct lease *other);
-/* Returns 0, -ENOENT (not leased), -EPERM (another id; *other), or the
- * errno of a failed write. */
+		unsigned int ttl_s, struct lease *out, struct lease *other,
+		struct lease_waiter *w);
+/* Returns 0, -ENOENT (not leased), -EPERM (another id; *other) or
+ * -ENOMEM; w as above. */
 int lease_release(struct lease_table *lt, long tuner, const char *id,
-		  struct lease *other);
+		  struct lease *other, struct lease_waiter *w);
 /* The live lease on tuner, copied into *out: 1, or 0 when none. */
 int lease_get(struct lease_table *lt, long tuner, struct lease *out);
 /* May a request carrying id (NULL: none) act on tuner?  1 when the tuner

@@ -27,20 +27,12 @@ json_t *lease_store_entry(const struct lease *l)
 			 "expires_ms", (json_int_t)l->expires_wall);
 }
 
-int lease_store_write(struct state_dir *sd, json_t *entries)
+json_t *lease_store_doc(json_t *entries)
 {
-	json_t *doc;
-	int err;
-
 	if (!entries)
-		return -ENOMEM;
-	doc = json_pack("{s:i, s:o}", "version", LEASE_STORE_VERSION, "leases",
-			entries);
-	if (!doc)
-		return -ENOMEM;
-	err = state_file_write(sd, LEASE_STORE_DOC, doc);
-	json_decref(doc);
-	return err;
+		return NULL;
+	return json_pack("{s:i, s:o}", "version", LEASE_STORE_VERSION, "leases",
+			 entries);
 }
 
 static int hex_id(const char *id)

@@ -19,9 +19,9 @@ struct state_dir;
 
 /* One lease as the document keeps it (NULL: out of memory). */
 json_t *lease_store_entry(const struct lease *l);
-/* Write the document of entries (an array, stolen; NULL or one with a
- * NULL appended: -ENOMEM).  0 or -errno. */
-int lease_store_write(struct state_dir *sd, json_t *entries);
+/* The document of entries (an array, stolen); NULL when entries is NULL
+ * or out of memory. */
+json_t *lease_store_doc(json_t *entries);
 /*
  * Read the document back: fn for each lease in it (tuner, id, holder,
  * priority, ttl_s and expires_wall filled; expires_ms 0).  A document

@@ -146,8 +146,8 @@ void tuners_shutdown(struct daemon *d);
  * is set aside.  0, or -ENOMEM.  Nothing without d->state. */
 int tuners_load_saved(struct daemon *d);
 void tuners_free_saved(struct daemon *d);
-/* Write the params that are due now and answer the API tunes waiting
- * for that write (tuner_saved.c). */
+/* Answer the API tunes waiting for their params' write now, before it
+ * (a worker ended); the write still comes (tuner_saved.c). */
 void tuners_saved_flush(struct daemon *d);
 
 #endif /* TUNERD_TUNER_H */

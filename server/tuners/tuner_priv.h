@@ -116,8 +116,9 @@ void tuner_worker_reaped(struct tuner *t, int wstatus);
 /* At an attach: the saved params of t, when they are this chip's. */
 void tuner_saved_attach(struct tuner *t);
 /* After a successful tune: keep t->params.  1 when the in-flight API
- * request must be answered only by tuners_saved_flush() (set
- * t->answer_held); 0 when it may be answered now. */
+ * request must be answered only once they are written (set
+ * t->answer_held = 1; tuner_saved.c answers it); 0 when it may be
+ * answered now. */
 int tuner_saved_tuned(struct tuner *t);
 
 /* tuner_report.c: what reports and ends become (counters, events). */

@@ -14,9 +14,12 @@
  * tuned with someone else's params.
  *
  * When to write: an API tune is answered only once its params are on
- * disk.  Its answer is held, and every answer held in one loop turn is
- * released after one write (a zero-delay timer runs after the turn's
- * I/O): tunes of many tuners finishing together cost one fsync.  A
+ * disk.  Its answer is held (answer_held HELD_WAITING) and the document
+ * is due (struct state_doc: written on libuv's threadpool, never on the
+ * loop, one write in flight).  The write that starts next carries every
+ * answer held until then (HELD_IN_WRITE) and releases them when it
+ * ends: tunes of many tuners finishing in one turn, or while a write is
+ * in flight, cost one fsync, and the loop serves everyone meanwhile.  A
  * kernel-side tune (or a restore) was answered by the worker before the
  * daemon heard of it, so nothing can wait for its write: those are
  * written at most once per TUNER_SAVE_DELAY_MS, so that a channel scan
@@ -38,6 +41,10 @@
 #define SAVED_VERSION       1
 #define SAVED_MAX           256  /* entries: more clients than a stub has */
 #define TUNER_SAVE_DELAY_MS 1000 /* kernel-side tunes: at most one write */
+#define TUNER_SAVE_STOP_MS  5000 /* a stop waits this long for the write */
+
+/* t->answer_held (tuner_worker.c holds an answer with 1) */
+enum { HELD_NO, HELD_WAITING, HELD_IN_WRITE };
 
 struct saved_tuner {
 	uint32_t id;
@@ -49,10 +56,13 @@ struct saved_params {
 	struct saved_tuner *v;
 	size_t n;
 	int write_failed; /* log a failing disk once, not per tune */
-	int dirty;        /* v changed since the last write */
-	uint64_t timer;   /* the write that is due */
-	int timer_now;    /* ... at the end of this loop turn */
+	int dirty;        /* v changed since the last write began */
+	uint64_t timer;   /* the kernel-side tunes' delayed write */
+	struct state_doc *doc;
 };
+
+static json_t *saved_doc(void *arg);
+static void saved_written(int err, void *arg);
 
 static int same_chip(const struct tstub_attach *a, const struct tstub_attach *b)
 {
@@ -160,6 +170,10 @@ int tuners_load_saved(struct daemon *d)
 	if (!sp)
 		return -ENOMEM;
 	d->saved = sp;
+	sp->doc = state_doc_new(d->state, d->loop, SAVED_DOC, saved_doc,
+				saved_written, d);
+	if (!sp->doc)
+		return -ENOMEM;
 	if (state_file_read(d->state, SAVED_DOC, &doc))
 		return 0; /* none, or corrupt and set aside (logged) */
 	err = load_entries(sp, doc);
@@ -176,18 +190,26 @@ int tuners_load_saved(struct daemon *d)
 	return 0;
 }
 
-static int save_all(struct daemon *d);
-
 void tuners_free_saved(struct daemon *d)
 {
-	if (!d->saved)
+	struct saved_params *sp = d->saved;
+
+	if (!sp)
 		return;
-	if (d->saved->dirty)
-		save_all(d); /* a clean stop keeps the last local tunes */
 	if (d->loop)
-		loop_del_timer(d->loop, d->saved->timer);
-	free(d->saved->v);
-	free(d->saved);
+		loop_del_timer(d->loop, sp->timer);
+	if (sp->doc) {
+		/* A clean stop keeps the last local tunes. */
+		if (sp->dirty)
+			state_doc_due(sp->doc);
+		if (state_doc_flush(sp->doc, TUNER_SAVE_STOP_MS))
+			log_err("state: the tuners' params write did not end "
+				"within %d ms",
+				TUNER_SAVE_STOP_MS);
+		state_doc_free(sp->doc);
+	}
+	free(sp->v);
+	free(sp);
 	d->saved = NULL;
 }
 
@@ -217,22 +239,28 @@ void tuner_saved_attach(struct tuner *t)
 	t->have_saved = 1;
 }
 
-static int save_all(struct daemon *d)
+/* state_doc: a write starts.  It carries the entries as they are and
+ * every answer held until now. */
+static json_t *saved_doc(void *arg)
 {
+	struct daemon *d = arg;
 	struct saved_params *sp = d->saved;
-	json_t *arr = json_array(), *doc;
-	int err = -ENOMEM;
+	json_t *arr = json_array();
 
+	loop_del_timer(d->loop, sp->timer); /* this write takes them */
+	sp->timer = 0;
+	sp->dirty = 0;
+	for (struct tuner *t = d->tuners; t; t = t->next)
+		if (t->answer_held == HELD_WAITING)
+			t->answer_held = HELD_IN_WRITE;
 	for (size_t i = 0; arr && i < sp->n; i++)
-		if (json_array_append_new(arr, entry_json(&sp->v[i])))
-			goto out;
-	doc = json_pack("{s:i, s:O}", "version", SAVED_VERSION, "tuners", arr);
-	if (doc)
-		err = state_file_write(d->state, SAVED_DOC, doc);
-	json_decref(doc);
-out:
-	json_decref(arr);
-	return err;
+		if (json_array_append_new(arr, entry_json(&sp->v[i]))) {
+			json_decref(arr);
+			return NULL;
+		}
+	return arr ? json_pack("{s:i, s:o}", "version", SAVED_VERSION, "tuners",
+			       arr)
+		   : NULL;
 }
 
 /* The entry of t, added when missing (NULL: the table is full). */
@@ -262,82 +290,78 @@ static void note_write(struct daemon *d, int err)
 	d->saved->write_failed = !!err;
 }
 
-void tuners_saved_flush(struct daemon *d)
+/* The held answer of t goes out; its tuner takes its next request. */
+static void release(struct tuner *t)
 {
-	struct saved_params *sp = d->saved;
-
-	if (!sp)
-		return;
-	loop_del_timer(d->loop, sp->timer);
-	sp->timer = 0;
-	sp->timer_now = 0;
-	if (sp->dirty)
-		note_write(d, save_all(d));
-	sp->dirty = 0;
-	/* Answered after the write, whether it worked or not: the tune
-	 * itself did (a failing disk is logged, not the client's fault). */
-	for (struct tuner *t = d->tuners; t; t = t->next) {
-		if (!t->answer_held)
-			continue;
-		t->answer_held = 0;
-		tuner_complete_inflight(
-		    t, 0, t->have_held_status ? &t->held_status : NULL);
-		if (t->sock >= 0) /* not from a worker's end (fail_requests) */
-			tuner_pump(t);
-	}
+	t->answer_held = HELD_NO;
+	tuner_complete_inflight(t, 0,
+				t->have_held_status ? &t->held_status : NULL);
+	if (t->sock >= 0) /* not from a worker's end (fail_requests) */
+		tuner_pump(t);
 }
 
-static long flush_fire(struct loop *l, uint64_t id, void *arg)
+/* state_doc: the write ended.  The answers it carried go out whether it
+ * worked or not: the tune itself did (a failing disk is logged, not the
+ * client's fault). */
+static void saved_written(int err, void *arg)
+{
+	struct daemon *d = arg;
+
+	note_write(d, err);
+	for (struct tuner *t = d->tuners; t; t = t->next)
+		if (t->answer_held == HELD_IN_WRITE)
+			release(t);
+}
+
+/* The worker of a tuner whose answer is held ended: its tune worked, so
+ * every held answer goes out now, before its write; the params stay due
+ * and are written all the same. */
+void tuners_saved_flush(struct daemon *d)
+{
+	for (struct tuner *t = d->tuners; t; t = t->next)
+		if (t->answer_held)
+			release(t);
+}
+
+static long delayed_fire(struct loop *l, uint64_t id, void *arg)
 {
 	struct daemon *d = arg;
 
 	(void)l;
 	(void)id;
 	d->saved->timer = 0;
-	tuners_saved_flush(d);
+	state_doc_due(d->saved->doc);
 	return LOOP_TIMER_DONE;
-}
-
-/* A write within ms (0: at the end of this turn); an earlier one that is
- * already due stays.  0 when it is due, -ENOMEM when no timer could be
- * had: then it was written now. */
-static int flush_within(struct daemon *d, unsigned int ms)
-{
-	struct saved_params *sp = d->saved;
-
-	if (sp->timer && (sp->timer_now || ms))
-		return 0;
-	loop_del_timer(d->loop, sp->timer);
-	sp->timer = loop_add_timer(d->loop, ms, flush_fire, d);
-	sp->timer_now = !ms;
-	if (sp->timer)
-		return 0;
-	tuners_saved_flush(d); /* write now rather than never */
-	return -ENOMEM;
 }
 
 int tuner_saved_tuned(struct tuner *t)
 {
 	struct daemon *d = t->d;
+	struct saved_params *sp = d->saved;
 	struct saved_tuner *e;
 
-	if (!d->state || !d->saved)
+	if (!d->state || !sp || !sp->doc)
 		return 0;
-	e = find_entry(d->saved, t->id);
+	e = find_entry(sp, t->id);
 	if (e && same_chip(&e->attach, &t->attach) &&
 	    same_tune(&e->params, &t->params))
 		return 0; /* nothing new to keep */
-	e = entry_of(d->saved, t);
+	e = entry_of(sp, t);
 	if (!e) {
 		log_warn("tuner %u: params not saved: out of memory", t->id);
 		return 0;
 	}
 	e->attach = t->attach;
 	e->params = t->params;
-	d->saved->dirty = 1;
-	if (t->changed_origin != TUNER_ORIGIN_API) {
-		flush_within(d, TUNER_SAVE_DELAY_MS);
-		return 0;
+	sp->dirty = 1;
+	if (t->changed_origin == TUNER_ORIGIN_API) {
+		state_doc_due(sp->doc); /* the caller holds the answer */
+		return 1;
 	}
-	return flush_within(d, 0) == 0; /* else written already */
+	if (!sp->timer)
+		sp->timer = loop_add_timer(d->loop, TUNER_SAVE_DELAY_MS,
+					   delayed_fire, d);
+	if (!sp->timer)
+		state_doc_due(sp->doc); /* no timer: write now, not never */
+	return 0;
 }

@@ -93,6 +93,74 @@ class Churn:
                 raise AssertionError("a churn client never ended")
 
 
+class ContendedTakes:
+    """Several clients per tuner taking it at once, each take with a
+    priority above every earlier one (a counter per tuner), so each take
+    that is not refused pre-empts the holder.  The daemon saves the takes
+    of many clients in one write; after a kill the lease on each tuner
+    must be the acknowledged take with the highest priority, or one with
+    a higher priority still whose answer the kill cut."""
+
+    CLIENTS = 3
+
+    def __init__(self, port):
+        self.port = port
+        self.lock = threading.Condition()
+        self.acked = 0
+        self.next_prio = {t: 0 for t in TUNERS}
+        self.best = {t: None for t in TUNERS}   # highest acknowledged take
+        self.cut = {t: [] for t in TUNERS}      # takes sent, not answered
+        self.threads = [threading.Thread(target=self.run, args=(t, c),
+                                         daemon=True)
+                        for t in TUNERS for c in range(self.CLIENTS)]
+
+    def start(self):
+        for th in self.threads:
+            th.start()
+
+    def _take(self, tuner, client):
+        with self.lock:
+            prio = self.next_prio[tuner]
+            if prio > 1000:
+                return False
+            self.next_prio[tuner] += 1
+            holder = "t%d-c%d-p%d" % (tuner, client, prio)
+            self.cut[tuner].append((prio, holder))
+        try:
+            r = http_request(self.port, "POST",
+                             "/api/v1/tuners/%d/lease" % tuner,
+                             body={"holder": holder, "ttl_s": 600,
+                                   "priority": prio}, timeout=10)
+        except OSError:
+            return False  # cut by the kill: left in self.cut
+        if r.status not in (201, 409):
+            raise AssertionError("take on tuner %d: %r" % (tuner, r))
+        with self.lock:
+            self.cut[tuner].remove((prio, holder))
+            self.acked += 1
+            if r.status == 201 and (self.best[tuner] is None or
+                                    prio > self.best[tuner]["priority"]):
+                self.best[tuner] = r.json
+            self.lock.notify_all()
+        return True
+
+    def run(self, tuner, client):
+        while self._take(tuner, client):
+            pass
+
+    def wait_acked(self, count, timeout=60):
+        with self.lock:
+            if not self.lock.wait_for(lambda: self.acked >= count,
+                                      timeout=timeout):
+                raise AssertionError("only %d takes answered" % self.acked)
+
+    def join(self):
+        for th in self.threads:
+            th.join(30)
+            if th.is_alive():
+                raise AssertionError("a contending client never ended")
+
+
 class LeasesAcrossRestarts(ApiBoxTest):
     def state(self, name):
         return os.path.join(self.dir, "state", name)
@@ -161,6 +229,30 @@ class LeasesAcrossRestarts(ApiBoxTest):
         self.assertTrue(os.path.exists(self.state("leases.json")))
         with open(self.state("leases.json")) as f:
             self.assertEqual(len(json.load(f)["leases"]), held)
+
+    def test_sigkill_during_contended_takes(self):
+        churn = ContendedTakes(self.port)
+        churn.start()
+        churn.wait_acked(400)
+        self.daemon.kill(signal.SIGKILL)
+        churn.join()
+        self.start_daemon()
+        for tuner in TUNERS:
+            with self.subTest(tuner=tuner):
+                best, cut = churn.best[tuner], churn.cut[tuner]
+                now = self.lease_of(tuner)
+                self.assertIsNotNone(best, "no take was acknowledged")
+                self.assertIsNotNone(now, (tuner, best, "acknowledged, "
+                                           "yet gone"))
+                if now["priority"] == best["priority"]:
+                    self.assertEqual(now["holder"], best["holder"])
+                    self.assertEqual(now["expires"], best["expires"])
+                    continue
+                # only a take cut by the kill may have replaced it
+                self.assertGreater(now["priority"], best["priority"],
+                                   (tuner, now, best))
+                self.assertIn((now["priority"], now["holder"]), cut,
+                              (tuner, now, best))
 
     def test_release_after_restart_and_gone_after_it(self):
         lease = self.api("POST", "/api/v1/tuners/2/lease",

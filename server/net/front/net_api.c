@@ -339,6 +339,13 @@ void api_stop(struct daemon *d)
 	 * before MHD stops; first, so that the event streams still carry
 	 * their stream.stop events. */
 	stream_hub_stop(net->streams);
+	/* A lease change in flight is answered (its write ended) before the
+	 * front stops; one still in flight past the bound is answered 503
+	 * by it, and may or may not be on disk, as at a crash. */
+	if (lease_table_flush(net->leases, NET_API_LEASE_FLUSH_MS) ==
+	    -ETIMEDOUT)
+		log_err("state: the leases' write did not end within %d ms",
+			NET_API_LEASE_FLUSH_MS);
 	if (net->front)
 		event_streams_stop(d);
 	http_front_stop(net->front);

@@ -58,6 +58,10 @@ struct net_api {
  */
 
 #define NET_API_STATUS_INTERVAL_MS 1000
+/* At a stop, how long the leases' write in flight is waited for: far
+ * above any fsync a working disk takes, short enough for systemd's
+ * stop timeout. */
+#define NET_API_LEASE_FLUSH_MS 5000
 /* The tuner.status sampling period: --status-interval-ms, else the config
  * file's status_interval_ms, else 1000.  0 = off. */
 long net_api_status_interval_ms(const struct daemon *d);

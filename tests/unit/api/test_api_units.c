@@ -238,7 +238,7 @@ static void test_lease_table(void)
 	struct lease a, b, other;
 	char wrong[LEASE_ID_LEN + 1];
 
-	CHECK_EQ_INT(lease_acquire(lt, 1, "rec", 300, 30, &a, &other), 0);
+	CHECK_EQ_INT(lease_acquire(lt, 1, "rec", 300, 30, &a, &other, NULL), 0);
 	CHECK_EQ_INT(strlen(a.id), LEASE_ID_LEN);
 	CHECK_EQ_INT(strspn(a.id, "0123456789abcdef"), LEASE_ID_LEN);
 	CHECK(lease_allows(lt, 1, a.id, &other));
@@ -247,10 +247,12 @@ static void test_lease_table(void)
 	CHECK(lease_allows(lt, 2, NULL, &other));
 
 	/* equal or lower priority: refused, the holder is told */
-	CHECK_EQ_INT(lease_acquire(lt, 1, "live", 300, 30, &b, &other), -EBUSY);
+	CHECK_EQ_INT(lease_acquire(lt, 1, "live", 300, 30, &b, &other, NULL),
+		     -EBUSY);
 	CHECK_EQ_INT(other.priority, 300);
 	/* higher: pre-empts */
-	CHECK_EQ_INT(lease_acquire(lt, 1, "urgent", 301, 5, &b, &other), 1);
+	CHECK_EQ_INT(lease_acquire(lt, 1, "urgent", 301, 5, &b, &other, NULL),
+		     1);
 	CHECK(!strcmp(other.holder, "rec"));
 	CHECK(strcmp(a.id, b.id) != 0);
 	CHECK(!lease_allows(lt, 1, a.id, &other));
@@ -258,16 +260,16 @@ static void test_lease_table(void)
 
 	strcpy(wrong, b.id);
 	wrong[0] = wrong[0] == 'a' ? 'b' : 'a';
-	CHECK_EQ_INT(lease_renew(lt, 1, wrong, 10, &a, &other), -EPERM);
-	CHECK_EQ_INT(lease_renew(lt, 1, b.id, 10, &a, &other), 0);
+	CHECK_EQ_INT(lease_renew(lt, 1, wrong, 10, &a, &other, NULL), -EPERM);
+	CHECK_EQ_INT(lease_renew(lt, 1, b.id, 10, &a, &other, NULL), 0);
 	CHECK_EQ_INT(a.ttl_s, 10);
-	CHECK_EQ_INT(lease_renew(lt, 2, b.id, 10, &a, &other), -ENOENT);
-	CHECK_EQ_INT(lease_release(lt, 1, wrong, &other), -EPERM);
-	CHECK_EQ_INT(lease_release(lt, 1, b.id, &other), 0);
-	CHECK_EQ_INT(lease_release(lt, 1, b.id, &other), -ENOENT);
+	CHECK_EQ_INT(lease_renew(lt, 2, b.id, 10, &a, &other, NULL), -ENOENT);
+	CHECK_EQ_INT(lease_release(lt, 1, wrong, &other, NULL), -EPERM);
+	CHECK_EQ_INT(lease_release(lt, 1, b.id, &other, NULL), 0);
+	CHECK_EQ_INT(lease_release(lt, 1, b.id, &other, NULL), -ENOENT);
 
 	/* expiry: the table drops what is over */
-	CHECK_EQ_INT(lease_acquire(lt, 3, "x", 0, 1, &a, &other), 0);
+	CHECK_EQ_INT(lease_acquire(lt, 3, "x", 0, 1, &a, &other, NULL), 0);
 	CHECK_EQ_INT(lease_get(lt, 3, &b), 1);
 	lease_table_expire(lt, a.expires_ms - 1);
 	CHECK_EQ_INT(lease_get(lt, 3, &b), 1);
