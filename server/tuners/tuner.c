@@ -145,7 +145,7 @@ void tuner_set_state(struct tuner *t, enum tuner_state s, const char *why)
 }
 
 /* Lock gained/lost, derived from consecutive statuses. */
-void tuner_take_status(struct tuner *t, const struct tstub_status *st)
+static void tuner_track_lock(struct tuner *t, const struct tstub_status *st)
 {
 	int prev = t->locked, now = -1;
 
@@ -169,6 +169,18 @@ void tuner_take_status(struct tuner *t, const struct tstub_status *st)
 	    t, "tuner.lock",
 	    json_pack("{s:b,s:o}", "locked", now, "status",
 		      status_to_json(st, (uint64_t)t->changed_at_ms)));
+}
+
+static void lock_waits_answer(struct tuner *t, uint64_t due_ms,
+			      const struct tstub_status *st);
+
+void tuner_take_status(struct tuner *t, const struct tstub_status *st)
+{
+	struct tstub_status copy = *st; /* st may be t->status */
+
+	tuner_track_lock(t, &copy);
+	if (api_status_locked(&copy))
+		lock_waits_answer(t, UINT64_MAX, &copy);
 }
 
 /* ---- API requests ---- */
@@ -201,6 +213,39 @@ static void req_finish(struct tuner_req *r, int err,
 		done(err, st, r->arg);
 }
 
+/* Answer the lock waits due by due_ms (UINT64_MAX: all) with st, the
+ * last status known (NULL: none).  Taken out of the table first: a
+ * completion may submit or forget. */
+static void lock_waits_answer(struct tuner *t, uint64_t due_ms,
+			      const struct tstub_status *st)
+{
+	struct tuner_req out[TUNER_QUEUE_MAX];
+	unsigned int n = 0, keep = 0;
+
+	for (unsigned int i = 0; i < t->nlock_waits; i++) {
+		if (t->lock_waits[i].lock_deadline_ms <= due_ms)
+			out[n++] = t->lock_waits[i];
+		else
+			t->lock_waits[keep++] = t->lock_waits[i];
+	}
+	t->nlock_waits = keep;
+	for (unsigned int i = 0; i < n; i++)
+		req_finish(&out[i], 0, st);
+}
+
+/* A tune whose caller waits for lock and that found none: kept until a
+ * status shows lock or its lock deadline.  Whether r was kept. */
+static int lock_wait_keep(struct tuner *t, const struct tuner_req *r, int err,
+			  const struct tstub_status *st)
+{
+	if (err || !r->done || !r->lock_deadline_ms ||
+	    r->lock_deadline_ms <= loop_now_ms() ||
+	    (st && api_status_locked(st)) || t->nlock_waits == TUNER_QUEUE_MAX)
+		return 0;
+	t->lock_waits[t->nlock_waits++] = *r;
+	return 1;
+}
+
 void tuner_complete_inflight(struct tuner *t, int err,
 			     const struct tstub_status *st)
 {
@@ -214,35 +259,46 @@ void tuner_complete_inflight(struct tuner *t, int err,
 	t->send_err = 0;
 	loop_del_timer(t->d->loop, t->send_fail_timer);
 	t->send_fail_timer = 0;
-	req_finish(&r, err, st);
+	if (!lock_wait_keep(t, &r, err, st))
+		req_finish(&r, err, st);
 }
 
+/* Lock waits get the last status: their tunes went well. */
 void tuner_fail_requests(struct tuner *t, int inflight_err, int queued_err)
 {
+	struct tstub_status st = t->status;
 	struct tuner_req r;
 
 	tuner_complete_inflight(t, inflight_err, NULL);
+	lock_waits_answer(t, UINT64_MAX, t->have_status ? &st : NULL);
 	while (queued_err && queue_pop(t, &r))
 		req_finish(&r, queued_err, NULL);
 }
 
 static long tuner_deadline_fire(struct loop *l, uint64_t id, void *arg);
 
+/* Arm for the earliest deadline unless a timer that fires no later is
+ * armed already; with nothing pending an armed timer is left to fire
+ * and find nothing. */
 static void tuner_arm_deadline(struct tuner *t)
 {
 	uint64_t first = UINT64_MAX, now = loop_now_ms();
 
-	loop_del_timer(t->d->loop, t->deadline_timer);
-	t->deadline_timer = 0;
 	if (t->has_inflight && t->inflight.done)
 		first = t->inflight.deadline_ms;
 	for (unsigned int i = 0; i < t->qcount; i++)
 		if (queue_at(t, i)->deadline_ms < first)
 			first = queue_at(t, i)->deadline_ms;
-	if (first == UINT64_MAX)
+	for (unsigned int i = 0; i < t->nlock_waits; i++)
+		if (t->lock_waits[i].lock_deadline_ms < first)
+			first = t->lock_waits[i].lock_deadline_ms;
+	if (first == UINT64_MAX ||
+	    (t->deadline_timer && t->deadline_timer_at <= first))
 		return;
+	loop_del_timer(t->d->loop, t->deadline_timer);
 	t->deadline_timer = loop_add_timer(
 	    t->d->loop, first > now ? first - now : 0, tuner_deadline_fire, t);
+	t->deadline_timer_at = first;
 }
 
 static void tuner_expire(struct tuner *t, struct tuner_req *r)
@@ -258,11 +314,13 @@ static long tuner_deadline_fire(struct loop *l, uint64_t id, void *arg)
 	struct tuner *t = arg;
 	uint64_t now = loop_now_ms();
 	struct tuner_req keep[TUNER_QUEUE_MAX], r;
+	struct tstub_status st = t->status;
 	unsigned int n = 0;
 
 	(void)l;
 	(void)id;
 	t->deadline_timer = 0;
+	lock_waits_answer(t, now, t->have_status ? &st : NULL);
 	/* The worker still runs an expired in-flight command: its slot
 	 * stays taken until it reports, so commands never interleave. */
 	if (t->has_inflight && t->inflight.done &&
@@ -313,6 +371,7 @@ void tuner_pump(struct tuner *t)
 			    .op = r.op,
 			    .req_id = r.id,
 			    .deadline_ns = r.deadline_ms * 1000000ull,
+			    .lock_deadline_ns = r.lock_deadline_ms * 1000000ull,
 			    .params = r.params}};
 		t->inflight = r;
 		t->has_inflight = 1;
@@ -347,6 +406,13 @@ int tuner_submit(struct tuner *t, enum tuner_op op,
 		 const struct tstub_params *p, const char *origin_label,
 		 tuner_done_fn done, void *arg)
 {
+	return tuner_submit_wait(t, op, p, origin_label, 0, done, arg);
+}
+
+int tuner_submit_wait(struct tuner *t, enum tuner_op op,
+		      const struct tstub_params *p, const char *origin_label,
+		      unsigned int wait_lock_ms, tuner_done_fn done, void *arg)
+{
 	struct tuner_req *r;
 
 	if (op < TUNER_OP_TUNE || op > TUNER_OP_STATUS)
@@ -372,6 +438,8 @@ int tuner_submit(struct tuner *t, enum tuner_op op,
 	if (op == TUNER_OP_TUNE) {
 		r->params = *p;
 		r->params.flags |= TSTUB_PARAMS_VALID;
+		if (wait_lock_ms)
+			r->lock_deadline_ms = loop_now_ms() + wait_lock_ms;
 	}
 	snprintf(r->label, sizeof(r->label), "%s",
 		 origin_label ? origin_label : "api");
@@ -393,6 +461,12 @@ unsigned int tuner_forget(struct daemon *d, void *arg)
 			if (queue_at(t, i)->done &&
 			    queue_at(t, i)->arg == arg) {
 				queue_at(t, i)->done = NULL;
+				n++;
+			}
+		for (unsigned int i = 0; i < t->nlock_waits; i++)
+			if (t->lock_waits[i].done &&
+			    t->lock_waits[i].arg == arg) {
+				t->lock_waits[i].done = NULL;
 				n++;
 			}
 	}

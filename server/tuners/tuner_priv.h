@@ -21,7 +21,8 @@ struct tuner_req {
 	char label[TUNER_LABEL_LEN];
 	tuner_done_fn done; /* NULL once answered (deadline) or forgotten */
 	void *arg;
-	uint64_t deadline_ms; /* monotonic */
+	uint64_t deadline_ms;      /* monotonic */
+	uint64_t lock_deadline_ms; /* TUNE: answered at lock or then; 0 none */
 };
 
 #define TUNER_RESTART_MIN_MS      50
@@ -82,7 +83,17 @@ struct tuner {
 	unsigned int qhead, qcount;
 	struct tuner_req inflight;
 	int has_inflight; /* sent, no DONE yet (even if answered) */
+	/* Tunes done and waiting for lock: answered by the first status that
+	 * shows it (the worker's lock watch reports it), or at their lock
+	 * deadline with the last status. */
+	struct tuner_req lock_waits[TUNER_QUEUE_MAX];
+	unsigned int nlock_waits;
+	/* One deadline timer for every request of the tuner, armed for the
+	 * earliest deadline when none earlier is armed; on expiry it checks
+	 * the deadlines and arms for the next, so a stream of requests costs
+	 * no timer re-arm per request. */
 	uint64_t deadline_timer;
+	uint64_t deadline_timer_at; /* monotonic ms it fires */
 	uint64_t next_req_id;
 	int send_err;             /* the in-flight request was never sent */
 	uint64_t send_fail_timer; /* ... and is answered with send_err */
@@ -97,6 +108,8 @@ void tuner_complete_inflight(struct tuner *t, int err,
 			     const struct tstub_status *st);
 void tuner_publish(struct tuner *t, const char *type, json_t *fields);
 void tuner_set_state(struct tuner *t, enum tuner_state s, const char *why);
+/* A status read (any: a command's, the lock watch's): the tuner's status,
+ * tuner.lock on a change, and the lock waits answered when it locked. */
 void tuner_take_status(struct tuner *t, const struct tstub_status *st);
 
 /* tuner_worker.c */

@@ -423,6 +423,15 @@ static void tuner_on_done(struct tuner *t, const struct wmsg_done *m)
 	}
 }
 
+/* The worker's lock watch saw the lock: as any status read, it answers
+ * the tunes waiting for it. */
+static void tuner_on_lock(struct tuner *t, const struct wmsg_lock *m)
+{
+	log_debug("tuner %u (%s): lock after tune %llu, %u watch reads", t->id,
+		  t->info.name, (unsigned long long)m->req_id, m->reads);
+	tuner_take_status(t, &m->status);
+}
+
 static void tuner_worker_readable(struct loop *l, int fd, unsigned int ev,
 				  void *arg)
 {
@@ -452,6 +461,9 @@ static void tuner_worker_readable(struct loop *l, int fd, unsigned int ev,
 		break;
 	case WMSG_DONE:
 		tuner_on_done(t, &m.done);
+		break;
+	case WMSG_LOCK:
+		tuner_on_lock(t, &m.lock);
 		break;
 	}
 }

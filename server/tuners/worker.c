@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#define _GNU_SOURCE /* ppoll */
 #include "worker.h"
 
 #include <dlfcn.h>
@@ -9,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api_json.h"
 #include "log.h"
 #include "loop.h"
 #include "plugin_open.h"
@@ -19,12 +21,35 @@
 #define WORKER_BIND_RETRY_MS 20
 #define WORKER_GO_ON         (-1) /* worker_poll(): no exit yet */
 
+/* The lock watch paces its reads at this fraction of the time since the
+ * tune began: a lock is seen at most ~3% of the tune's time late, and a
+ * chip that never locks costs a few hundred reads over a 10 s wait
+ * rather than a busy bus. */
+#define WORKER_LOCK_PACE_DIV    32
+#define WORKER_LOCK_READ_MIN_NS 50000ull
+
+/*
+ * The lock watch: a chip has no lock interrupt, so after a tune that left
+ * it unlocked while a caller waits for lock, the worker reads the status
+ * between commands until it shows lock (reported at once, WMSG_LOCK) or
+ * the caller's wait ends.  A new tune, init or sleep ends it; status and
+ * the kernel's other reads do not.
+ */
+struct lock_watch {
+	uint64_t until_ns; /* 0: no watch */
+	uint64_t since_ns; /* the tune began */
+	uint64_t next_ns;  /* the next read */
+	uint64_t req_id;
+	uint32_t reads;
+};
+
 struct worker {
 	const struct worker_args *a;
 	void *priv;
 	struct tstub_params cur; /* last params set successfully */
 	int have_cur;
 	struct worker_ctx ctx;
+	struct lock_watch watch;
 };
 
 /* One command, whichever side asked for it. */
@@ -35,6 +60,7 @@ struct worker_cmd {
 	struct tstub_params params; /* TUNE */
 	uint32_t gate_open;         /* GATE */
 	uint64_t deadline_ns;
+	uint64_t lock_deadline_ns; /* TUNE: someone waits for lock */
 	uint64_t t0;
 	int err;
 	struct tstub_status status;
@@ -165,9 +191,63 @@ static void worker_run(struct worker *wk, struct worker_cmd *c)
 				  .params = c->params}};
 
 	worker_report(wk, &m);
+	if (c->op == TUNER_OP_TUNE || c->op == TUNER_OP_INIT ||
+	    c->op == TUNER_OP_SLEEP)
+		wk->watch.until_ns = 0; /* the params it watched are gone */
 	c->t0 = loop_now_ns();
 	wk->ctx.cmd_deadline_ns = c->deadline_ns;
 	c->err = worker_exec(wk, c);
+}
+
+/* Start the lock watch after a tune someone waits on that found no lock;
+ * end it when any status read (the kernel's too) shows lock, since the
+ * daemon sees that read's status in its report. */
+static void worker_watch_after(struct worker *wk, const struct worker_cmd *c)
+{
+	uint64_t now = loop_now_ns();
+	int locked = c->have_status && api_status_locked(&c->status);
+
+	if (c->op == TUNER_OP_STATUS && locked)
+		wk->watch.until_ns = 0;
+	if (c->op != TUNER_OP_TUNE || c->err || !c->have_status || locked ||
+	    c->lock_deadline_ns <= now)
+		return;
+	wk->watch = (struct lock_watch){.until_ns = c->lock_deadline_ns,
+					.since_ns = c->t0,
+					.next_ns = now,
+					.req_id = c->req_id};
+}
+
+/* One read of the watch, when due: lock is reported at once. */
+static void worker_watch_step(struct worker *wk)
+{
+	struct lock_watch *w = &wk->watch;
+	union wmsg m = {.lock = {.h.type = WMSG_LOCK}};
+	uint64_t now = loop_now_ns(), pace;
+
+	if (!w->until_ns || now < w->next_ns)
+		return;
+	w->reads++;
+	if (worker_read_status(wk, &m.lock.status)) {
+		w->until_ns = 0; /* its error reaches the next status read */
+		return;
+	}
+	if (api_status_locked(&m.lock.status)) {
+		m.lock.req_id = w->req_id;
+		m.lock.reads = w->reads;
+		w->until_ns = 0;
+		worker_report(wk, &m);
+		return;
+	}
+	now = loop_now_ns();
+	if (now >= w->until_ns) {
+		w->until_ns = 0;
+		return;
+	}
+	pace = (now - w->since_ns) / WORKER_LOCK_PACE_DIV;
+	w->next_ns =
+	    now +
+	    (pace > WORKER_LOCK_READ_MIN_NS ? pace : WORKER_LOCK_READ_MIN_NS);
 }
 
 /* After a tune: tell the stub when the tune did not come from it, read
@@ -184,6 +264,7 @@ static void worker_finish(struct worker *wk, struct worker_cmd *c,
 		c->have_status = !worker_read_status(wk, &c->status);
 	}
 	wk->ctx.cmd_deadline_ns = 0;
+	worker_watch_after(wk, c);
 	m.done.origin = c->origin;
 	m.done.op = c->op;
 	m.done.error = c->err;
@@ -269,6 +350,7 @@ static void worker_serve_daemon(struct worker *wk, const struct wmsg_cmd *m)
 	    .req_id = m->req_id,
 	    .params = m->params,
 	    .deadline_ns = worker_deadline(&wk->ctx, m->deadline_ns),
+	    .lock_deadline_ns = m->lock_deadline_ns,
 	};
 
 	if (c.op != TUNER_OP_TUNE && c.op != TUNER_OP_INIT &&
@@ -333,18 +415,32 @@ static void worker_restore(struct worker *wk, const struct tstub_params *cached)
 	worker_finish(wk, &c, from_daemon && !same_params(&c.params, cached));
 }
 
+/* Wait for a message, or until the lock watch's next read is due. */
 static int worker_poll(struct worker *wk)
 {
 	struct pollfd p[2] = {
 	    {.fd = wk->ctx.stub_fd, .events = POLLIN},
 	    {.fd = wk->a->daemon_fd, .events = POLLIN},
 	};
+	struct timespec ts = {0, 0}, *timeout = NULL;
+	uint64_t now = loop_now_ns();
 	union tstub_buf m;
 	union wmsg w;
 	int n;
 
-	if (poll(p, 2, -1) < 0)
+	if (wk->watch.until_ns) {
+		uint64_t wait =
+		    wk->watch.next_ns > now ? wk->watch.next_ns - now : 0;
+
+		ts.tv_sec = (time_t)(wait / 1000000000ull);
+		ts.tv_nsec = (long)(wait % 1000000000ull);
+		timeout = &ts;
+	}
+	n = ppoll(p, 2, timeout, NULL);
+	if (n < 0)
 		return errno == EINTR ? WORKER_GO_ON : WORKER_EXIT_OK;
+	if (n == 0)
+		return WORKER_GO_ON; /* the watch's read is due */
 	if (p[1].revents) {
 		n = wmsg_recv(wk->a->daemon_fd, &w);
 		if (n == 0 || (n < 0 && n != -EAGAIN && n != -EBADMSG))
@@ -372,6 +468,7 @@ static int worker_loop(struct worker *wk)
 			worker_serve_stub(wk, &m);
 		if (wk->ctx.stub_closed)
 			return WORKER_EXIT_STUB_GONE;
+		worker_watch_step(wk);
 		ret = worker_poll(wk);
 	}
 	return ret;

@@ -19,6 +19,7 @@ enum wmsg_type {
 	WMSG_PROBED = 0x32, /* worker -> daemon: bind + probe result */
 	WMSG_BEGIN = 0x33,  /* worker -> daemon: a command starts */
 	WMSG_DONE = 0x34,   /* worker -> daemon: a command ended */
+	WMSG_LOCK = 0x35,   /* worker -> daemon: its lock watch saw lock */
 };
 
 struct wmsg_hdr {
@@ -32,6 +33,10 @@ struct wmsg_cmd {
 	uint32_t padding;
 	uint64_t req_id;
 	uint64_t deadline_ns; /* CLOCK_MONOTONIC, shared by both processes */
+	/* TUNE: a caller waits for lock until then (0: nobody waits).  A
+	 * tune that leaves the chip unlocked starts the worker's lock watch,
+	 * which reports the lock (WMSG_LOCK) the moment a read shows it. */
+	uint64_t lock_deadline_ns;
 	struct tstub_params params;
 };
 
@@ -62,12 +67,22 @@ struct wmsg_done {
 	struct tstub_status status; /* after the command, if have_status */
 };
 
+/* The lock watch read the status and found lock. */
+struct wmsg_lock {
+	struct wmsg_hdr h;
+	uint32_t padding;
+	uint32_t reads;  /* status reads the watch took */
+	uint64_t req_id; /* the tune that started the watch */
+	struct tstub_status status;
+};
+
 union wmsg {
 	struct wmsg_hdr h;
 	struct wmsg_cmd cmd;
 	struct wmsg_probed probed;
 	struct wmsg_begin begin;
 	struct wmsg_done done;
+	struct wmsg_lock lock;
 };
 
 static inline uint32_t wmsg_size(uint32_t type)
@@ -81,6 +96,8 @@ static inline uint32_t wmsg_size(uint32_t type)
 		return sizeof(struct wmsg_begin);
 	case WMSG_DONE:
 		return sizeof(struct wmsg_done);
+	case WMSG_LOCK:
+		return sizeof(struct wmsg_lock);
 	}
 	return 0;
 }
