@@ -360,6 +360,16 @@ static void tuner_on_probed(struct tuner *t, const struct wmsg_probed *m)
 	tuner_pump(t);
 }
 
+static void tuner_publish_started(struct tuner *t, enum tuner_origin origin,
+				  const char *by,
+				  const struct tstub_params *params)
+{
+	tuner_publish(t, "tuner.tune_started",
+		      json_pack("{s:s,s:s,s:o}", "origin",
+				tuner_origin_name(origin), "by", by, "params",
+				params_to_json(params)));
+}
+
 static void tuner_on_begin(struct tuner *t, const struct wmsg_begin *m)
 {
 	t->busy = 1;
@@ -374,11 +384,8 @@ static void tuner_on_begin(struct tuner *t, const struct wmsg_begin *m)
 	    loop_add_timer(t->d->loop, t->d->deadline_ms + TUNER_HANG_GRACE_MS,
 			   tuner_hang_fire, t);
 	if (t->busy_op == TUNER_OP_TUNE)
-		tuner_publish(t, "tuner.tune_started",
-			      json_pack("{s:s,s:s,s:o}", "origin",
-					tuner_origin_name(t->busy_origin), "by",
-					tuner_changed_by_busy(t), "params",
-					params_to_json(&m->params)));
+		tuner_publish_started(t, t->busy_origin,
+				      tuner_changed_by_busy(t), &m->params);
 }
 
 static void tuner_on_done(struct tuner *t, const struct wmsg_done *m)
@@ -387,8 +394,15 @@ static void tuner_on_done(struct tuner *t, const struct wmsg_done *m)
 	enum tuner_op op = (enum tuner_op)m->op;
 	char what[64] = "";
 
-	loop_del_timer(t->d->loop, t->hang_timer);
-	t->hang_timer = 0;
+	/* A short command from the stub has this one report: its start is
+	 * told here, just before its end. */
+	if (!m->began && op == TUNER_OP_TUNE)
+		tuner_publish_started(t, (enum tuner_origin)m->origin, by,
+				      &m->params);
+	if (t->hang_timer) {
+		loop_del_timer(t->d->loop, t->hang_timer);
+		t->hang_timer = 0;
+	}
 	t->busy = 0;
 	if (op == TUNER_OP_TUNE)
 		snprintf(what, sizeof(what), " %s %u Hz",

@@ -5,128 +5,22 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "api_json.h"
 #include "log.h"
 #include "loop.h"
 #include "plugin_open.h"
 #include "tuner.h"
 #include "worker_host.h"
+#include "worker_priv.h"
 #include "worker_proto.h"
 
 #define WORKER_BIND_RETRY_MS 20
 #define WORKER_GO_ON         (-1) /* worker_poll(): no exit yet */
-
-/* The lock watch paces its reads at this fraction of the time since the
- * tune began: a lock is seen at most ~3% of the tune's time late, and a
- * chip that never locks costs a few hundred reads over a 10 s wait
- * rather than a busy bus. */
-#define WORKER_LOCK_PACE_DIV    32
-#define WORKER_LOCK_READ_MIN_NS 50000ull
-
-/*
- * The lock watch: a chip has no lock interrupt, so after a tune that left
- * it unlocked while a caller waits for lock, the worker reads the status
- * between commands until it shows lock (reported at once, WMSG_LOCK) or
- * the caller's wait ends.  A new tune, init or sleep ends it; status and
- * the kernel's other reads do not.
- */
-struct lock_watch {
-	uint64_t until_ns; /* 0: no watch */
-	uint64_t since_ns; /* the tune began */
-	uint64_t next_ns;  /* the next read */
-	uint64_t req_id;
-	uint32_t reads;
-};
-
-struct worker {
-	const struct worker_args *a;
-	void *priv;
-	struct tstub_params cur; /* last params set successfully */
-	int have_cur;
-	struct worker_ctx ctx;
-	struct lock_watch watch;
-};
-
-/* One command, whichever side asked for it. */
-struct worker_cmd {
-	enum tuner_origin origin;
-	enum tuner_op op;
-	uint64_t req_id;
-	struct tstub_params params; /* TUNE */
-	uint32_t gate_open;         /* GATE */
-	uint64_t deadline_ns;
-	uint64_t lock_deadline_ns; /* TUNE: someone waits for lock */
-	uint64_t t0;
-	int err;
-	struct tstub_status status;
-	int have_status;
-	struct tstub_freq freq;
-};
-
-/* Combine what the chip and the bridge's demodulator see: lock bits from
- * both, strength and CNR preferably from the demodulator (it measures the
- * signal the chip hands it), PLL lock and AFC from the chip. */
-static void worker_status_merge(struct tstub_status *st,
-				const struct tstub_status *dm)
-{
-	const uint32_t demod_first = TSTUB_ST_STRENGTH_DBM |
-				     TSTUB_ST_STRENGTH_REL | TSTUB_ST_CNR_DB |
-				     TSTUB_ST_CNR_REL;
-	uint32_t take =
-	    (dm->valid & demod_first) |
-	    (dm->valid & ~st->valid & (TSTUB_ST_AFC | TSTUB_ST_PLL_LOCK));
-
-	if (dm->valid & TSTUB_ST_FE_STATUS)
-		st->fe_status |= dm->fe_status;
-	st->valid |= dm->valid & TSTUB_ST_FE_STATUS;
-	if (take & TSTUB_ST_STRENGTH_DBM)
-		st->strength_mdbm = dm->strength_mdbm;
-	if (take & TSTUB_ST_STRENGTH_REL)
-		st->strength_rel = dm->strength_rel;
-	if (take & TSTUB_ST_CNR_DB)
-		st->cnr_mdb = dm->cnr_mdb;
-	if (take & TSTUB_ST_CNR_REL)
-		st->cnr_rel = dm->cnr_rel;
-	if (take & TSTUB_ST_AFC)
-		st->afc_hz = dm->afc_hz;
-	if (take & TSTUB_ST_PLL_LOCK)
-		st->pll_locked = dm->pll_locked;
-	st->valid |= take;
-	if (!st->frequency)
-		st->frequency = dm->frequency;
-	if (!st->bandwidth)
-		st->bandwidth = dm->bandwidth;
-}
-
-static int worker_read_status(struct worker *wk, struct tstub_status *st)
-{
-	union tstub_buf reply;
-	int err;
-
-	memset(st, 0, sizeof(*st));
-	err = wk->a->ops->get_status(wk->priv, st);
-	if (err)
-		return err;
-	if (wk->a->demod_status) {
-		err =
-		    worker_call(&wk->ctx, TSTUB_DEMOD_STATUS, NULL, 0, &reply);
-		if (!err)
-			worker_status_merge(st, tstub_body(&reply.hdr));
-		else if (err != -EOPNOTSUPP)
-			log_debug("tuner %u: demodulator status: %s",
-				  wk->a->client, strerror(-err));
-	}
-	if (!st->frequency && wk->have_cur)
-		st->frequency = wk->cur.frequency;
-	if (!st->bandwidth && wk->have_cur)
-		st->bandwidth = wk->cur.bandwidth;
-	return 0;
-}
 
 static int worker_get_frequency(struct worker *wk, struct tstub_freq *f)
 {
@@ -172,109 +66,44 @@ static int worker_exec(struct worker *wk, struct worker_cmd *c)
 	return -EINVAL;
 }
 
-static void worker_report(struct worker *wk, union wmsg *m)
+/* The stub's command in progress has run long enough to report its
+ * start: the report owed for the previous tune goes first. */
+static void worker_begin_late(struct worker_ctx *ctx)
 {
-	int err = wmsg_send(wk->a->daemon_fd, m);
+	struct worker *wk =
+	    (struct worker *)((char *)ctx - offsetof(struct worker, ctx));
 
-	if (err)
-		log_debug("tuner %u: report to the daemon: %s", wk->a->client,
-			  strerror(-err));
+	worker_settle_owed(wk, WORKER_OWED_NONE, NULL);
+	worker_report(wk, &wk->begin);
+	wk->began = 1;
 }
 
-/* Tell the daemon a command starts (its hang watch), then run it. */
+/*
+ * Run a command.  Its start is reported (the daemon's hang watch, the
+ * tune_started event) at once for the daemon's and the restore's, and
+ * only past WORKER_BEGIN_LATE_NS for the stub's: most of those end sooner
+ * and then have one report, their DONE.
+ */
 static void worker_run(struct worker *wk, struct worker_cmd *c)
 {
-	union wmsg m = {.begin = {.h.type = WMSG_BEGIN,
-				  .origin = c->origin,
-				  .op = c->op,
-				  .req_id = c->req_id,
-				  .params = c->params}};
-
-	worker_report(wk, &m);
+	wk->begin = (union wmsg){.begin = {.h.type = WMSG_BEGIN,
+					   .origin = c->origin,
+					   .op = c->op,
+					   .req_id = c->req_id,
+					   .params = c->params}};
+	wk->began = 0;
 	if (c->op == TUNER_OP_TUNE || c->op == TUNER_OP_INIT ||
 	    c->op == TUNER_OP_SLEEP)
-		wk->watch.until_ns = 0; /* the params it watched are gone */
+		worker_watch_stop(wk); /* the params it watched are gone */
 	c->t0 = loop_now_ns();
+	if (c->origin == TUNER_ORIGIN_KERNEL)
+		wk->ctx.begin_due_ns = c->t0 + WORKER_BEGIN_LATE_NS;
+	else
+		worker_begin_late(&wk->ctx);
 	wk->ctx.cmd_deadline_ns = c->deadline_ns;
 	c->err = worker_exec(wk, c);
-}
-
-/* Start the lock watch after a tune someone waits on that found no lock;
- * end it when any status read (the kernel's too) shows lock, since the
- * daemon sees that read's status in its report. */
-static void worker_watch_after(struct worker *wk, const struct worker_cmd *c)
-{
-	uint64_t now = loop_now_ns();
-	int locked = c->have_status && api_status_locked(&c->status);
-
-	if (c->op == TUNER_OP_STATUS && locked)
-		wk->watch.until_ns = 0;
-	if (c->op != TUNER_OP_TUNE || c->err || !c->have_status || locked ||
-	    c->lock_deadline_ns <= now)
-		return;
-	wk->watch = (struct lock_watch){.until_ns = c->lock_deadline_ns,
-					.since_ns = c->t0,
-					.next_ns = now,
-					.req_id = c->req_id};
-}
-
-/* One read of the watch, when due: lock is reported at once. */
-static void worker_watch_step(struct worker *wk)
-{
-	struct lock_watch *w = &wk->watch;
-	union wmsg m = {.lock = {.h.type = WMSG_LOCK}};
-	uint64_t now = loop_now_ns(), pace;
-
-	if (!w->until_ns || now < w->next_ns)
-		return;
-	w->reads++;
-	if (worker_read_status(wk, &m.lock.status)) {
-		w->until_ns = 0; /* its error reaches the next status read */
-		return;
-	}
-	if (api_status_locked(&m.lock.status)) {
-		m.lock.req_id = w->req_id;
-		m.lock.reads = w->reads;
-		w->until_ns = 0;
-		worker_report(wk, &m);
-		return;
-	}
-	now = loop_now_ns();
-	if (now >= w->until_ns) {
-		w->until_ns = 0;
-		return;
-	}
-	pace = (now - w->since_ns) / WORKER_LOCK_PACE_DIV;
-	w->next_ns =
-	    now +
-	    (pace > WORKER_LOCK_READ_MIN_NS ? pace : WORKER_LOCK_READ_MIN_NS);
-}
-
-/* After a tune: tell the stub when the tune did not come from it, read
- * the status; then report the command to the daemon. */
-static void worker_finish(struct worker *wk, struct worker_cmd *c,
-			  int notify_stub)
-{
-	union wmsg m = {.done = {.h.type = WMSG_DONE}};
-
-	if (c->op == TUNER_OP_TUNE && !c->err) {
-		if (notify_stub)
-			worker_notify(&wk->ctx, TSTUB_PARAMS_CHANGED, &wk->cur,
-				      sizeof(wk->cur));
-		c->have_status = !worker_read_status(wk, &c->status);
-	}
-	wk->ctx.cmd_deadline_ns = 0;
-	worker_watch_after(wk, c);
-	m.done.origin = c->origin;
-	m.done.op = c->op;
-	m.done.error = c->err;
-	m.done.req_id = c->req_id;
-	m.done.duration_ns = loop_now_ns() - c->t0;
-	m.done.params = c->params;
-	m.done.have_status = (uint32_t)c->have_status;
-	if (c->have_status)
-		m.done.status = c->status;
-	worker_report(wk, &m);
+	wk->ctx.begin_due_ns = 0;
+	c->began = wk->began;
 }
 
 static int stub_op(uint16_t opcode, enum tuner_op *op)
@@ -339,7 +168,14 @@ static void worker_serve_stub(struct worker *wk, const union tstub_buf *m)
 	if (stub_reply(wk->ctx.stub_fd, h, c.err, body, len))
 		log_debug("tuner %u: reply to %s failed", wk->a->client,
 			  tstub_opcode_name(h->opcode));
-	worker_finish(wk, &c, 0);
+	/* The previous tune's report goes now, off the kernel's path; the
+	 * kernel's status read right after its tune is the tune's. */
+	worker_settle_owed(wk, WORKER_OWED_NONE,
+			   c.have_status ? &c.status : NULL);
+	if (c.op == TUNER_OP_TUNE && !c.err)
+		worker_finish_later(wk, &c);
+	else
+		worker_finish(wk, &c, 0);
 }
 
 static void worker_serve_daemon(struct worker *wk, const struct wmsg_cmd *m)
@@ -353,6 +189,7 @@ static void worker_serve_daemon(struct worker *wk, const struct wmsg_cmd *m)
 	    .lock_deadline_ns = m->lock_deadline_ns,
 	};
 
+	worker_settle_owed(wk, WORKER_OWED_READ, NULL);
 	if (c.op != TUNER_OP_TUNE && c.op != TUNER_OP_INIT &&
 	    c.op != TUNER_OP_SLEEP && c.op != TUNER_OP_STATUS) {
 		c.t0 = loop_now_ns();
@@ -415,7 +252,8 @@ static void worker_restore(struct worker *wk, const struct tstub_params *cached)
 	worker_finish(wk, &c, from_daemon && !same_params(&c.params, cached));
 }
 
-/* Wait for a message, or until the lock watch's next read is due. */
+/* Wait for a message, or until deferred work (an owed report, the lock
+ * watch's next read) is due. */
 static int worker_poll(struct worker *wk)
 {
 	struct pollfd p[2] = {
@@ -423,14 +261,13 @@ static int worker_poll(struct worker *wk)
 	    {.fd = wk->a->daemon_fd, .events = POLLIN},
 	};
 	struct timespec ts = {0, 0}, *timeout = NULL;
-	uint64_t now = loop_now_ns();
+	uint64_t now = loop_now_ns(), due = worker_next_due_ns(wk);
 	union tstub_buf m;
 	union wmsg w;
 	int n;
 
-	if (wk->watch.until_ns) {
-		uint64_t wait =
-		    wk->watch.next_ns > now ? wk->watch.next_ns - now : 0;
+	if (due) {
+		uint64_t wait = due > now ? due - now : 0;
 
 		ts.tv_sec = (time_t)(wait / 1000000000ull);
 		ts.tv_nsec = (long)(wait % 1000000000ull);
@@ -440,7 +277,7 @@ static int worker_poll(struct worker *wk)
 	if (n < 0)
 		return errno == EINTR ? WORKER_GO_ON : WORKER_EXIT_OK;
 	if (n == 0)
-		return WORKER_GO_ON; /* the watch's read is due */
+		return WORKER_GO_ON; /* deferred work is due */
 	if (p[1].revents) {
 		n = wmsg_recv(wk->a->daemon_fd, &w);
 		if (n == 0 || (n < 0 && n != -EAGAIN && n != -EBADMSG))
@@ -463,12 +300,14 @@ static int worker_loop(struct worker *wk)
 	union tstub_buf m;
 	int ret = WORKER_GO_ON;
 
+	/* Deferred work first: its stub calls may stash requests, which the
+	 * fifo then serves before the poll could block on them. */
 	while (ret == WORKER_GO_ON) {
+		worker_run_due(wk);
 		while (worker_fifo_pop(&wk->ctx, &m))
 			worker_serve_stub(wk, &m);
 		if (wk->ctx.stub_closed)
 			return WORKER_EXIT_STUB_GONE;
-		worker_watch_step(wk);
 		ret = worker_poll(wk);
 	}
 	return ret;
@@ -557,6 +396,7 @@ int worker_main(const struct worker_args *args)
 	}
 	worker_ctx_init(&wk->ctx, fd, a->client, a->info.name, a->firmware_dir,
 			a->deadline_ms, a->settle_permille);
+	wk->ctx.begin_late = worker_begin_late;
 	wk->ctx.host.abi = (uint32_t)a->abi;
 	if (worker_start(wk, &cached)) {
 		ret = wk->ctx.stub_closed ? WORKER_EXIT_STUB_GONE

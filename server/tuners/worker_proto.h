@@ -17,7 +17,7 @@
 enum wmsg_type {
 	WMSG_CMD = 0x31,    /* daemon -> worker: run an API command */
 	WMSG_PROBED = 0x32, /* worker -> daemon: bind + probe result */
-	WMSG_BEGIN = 0x33,  /* worker -> daemon: a command starts */
+	WMSG_BEGIN = 0x33,  /* worker -> daemon: a command starts (late) */
 	WMSG_DONE = 0x34,   /* worker -> daemon: a command ended */
 	WMSG_LOCK = 0x35,   /* worker -> daemon: its lock watch saw lock */
 };
@@ -55,12 +55,17 @@ struct wmsg_begin {
 	struct tstub_params params; /* TUNE */
 };
 
+/* The one report of a command from the stub that ran under
+ * WORKER_BEGIN_LATE_NS (began 0: no BEGIN came, this one says it all);
+ * a longer one, and every other, had its BEGIN. */
 struct wmsg_done {
 	struct wmsg_hdr h;
 	uint32_t origin;
 	uint32_t op;
 	int32_t error;
 	uint32_t have_status;
+	uint32_t began; /* a BEGIN was sent for it */
+	uint32_t padding;
 	uint64_t req_id;
 	uint64_t duration_ns;
 	struct tstub_params params; /* TUNE: the params asked for */

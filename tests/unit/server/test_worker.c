@@ -4,7 +4,9 @@
  * probe over I2C during which the stub sends a request (served after the
  * probe and the restore), demodulator status merged into GET_STATUS, an
  * API tune that tells the stub PARAMS_CHANGED, and every command reported
- * to the daemon's end of the socketpair.
+ * to the daemon's end of the socketpair: the stub's short commands with
+ * one report each (no BEGIN), a stub's tune reported after the kernel's
+ * next request with that request's status read as its own.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -118,6 +120,31 @@ static const struct tstub_status demod = {
     .cnr_mdb = 28000,
 };
 
+/* A tune from the stub and, already queued when it is answered, the
+ * kernel's status read: the worker reads nothing of its own between. */
+static void *box_stub_tune(struct box *b)
+{
+	struct tstub_params p = {.delsys = TSTUB_DELSYS_DVBT,
+				 .frequency = 514000000,
+				 .bandwidth = 8000000};
+	union tstub_buf m;
+
+	fake_send(b->fd, TSTUB_SET_PARAMS, 0, 501, 0, CLIENT, &p, sizeof(p));
+	if (box_expect(b, &m, TSTUB_I2C_XFER))
+		return NULL;
+	/* Sent before the transfer's reply: queued when the tune ends. */
+	fake_send(b->fd, TSTUB_GET_STATUS, 0, 502, 0, CLIENT, NULL, 0);
+	fake_reply(b->fd, &m.hdr, 0, NULL, 0);
+	if (box_expect(b, &m, TSTUB_SET_PARAMS) || m.hdr.unique != 501)
+		return NULL;
+	if (box_expect(b, &m, TSTUB_DEMOD_STATUS))
+		return NULL;
+	fake_reply(b->fd, &m.hdr, 0, &demod, sizeof(demod));
+	if (box_expect(b, &m, TSTUB_GET_STATUS) || m.hdr.unique != 502)
+		return NULL;
+	return NULL;
+}
+
 static void *box_run(void *arg)
 {
 	struct box *b = arg;
@@ -167,7 +194,7 @@ static void *box_run(void *arg)
 	if (box_expect(b, &m, TSTUB_DEMOD_STATUS))
 		return NULL;
 	fake_reply(b->fd, &m.hdr, -EOPNOTSUPP, NULL, 0);
-	return NULL;
+	return box_stub_tune(b);
 }
 
 /* ---- the daemon's end ---- */
@@ -231,7 +258,8 @@ static void check_reports(int fd, struct box *b)
 	CHECK_EQ_INT(m.done.origin, TUNER_ORIGIN_KERNEL);
 	CHECK_EQ_INT(m.done.op, TUNER_OP_STATUS);
 	CHECK_EQ_INT(m.done.have_status, 1);
-	CHECK_EQ_INT(begins, 3);
+	CHECK_EQ_INT(m.done.began, 0); /* one report: no BEGIN */
+	CHECK_EQ_INT(begins, 2);
 
 	/* An API tune. */
 	m = (union wmsg){.cmd = {.h.type = WMSG_CMD,
@@ -249,7 +277,25 @@ static void check_reports(int fd, struct box *b)
 	CHECK_EQ_INT(m.done.have_status, 1); /* chip only: demod refused */
 	CHECK_EQ_INT(m.done.status.valid, TSTUB_ST_PLL_LOCK);
 	CHECK_EQ_INT(m.done.status.frequency, 506000000);
-	CHECK_EQ_INT(begins, 4);
+	CHECK_EQ_INT(m.done.began, 1);
+	CHECK_EQ_INT(begins, 3);
+
+	/* The stub's tune: one report, sent once the kernel's next request
+	 * was answered, with that request's status (the demodulator's
+	 * levels show it is the kernel's read); then the read's own. */
+	CHECK(next_result(fd, &m, &begins) > 0);
+	CHECK_EQ_INT(m.h.type, WMSG_DONE);
+	CHECK_EQ_INT(m.done.origin, TUNER_ORIGIN_KERNEL);
+	CHECK_EQ_INT(m.done.op, TUNER_OP_TUNE);
+	CHECK_EQ_INT(m.done.began, 0);
+	CHECK_EQ_INT(m.done.params.frequency, 514000000);
+	CHECK_EQ_INT(m.done.have_status, 1);
+	CHECK_EQ_INT(m.done.status.strength_mdbm, -45500);
+	CHECK(next_result(fd, &m, &begins) > 0);
+	CHECK_EQ_INT(m.done.origin, TUNER_ORIGIN_KERNEL);
+	CHECK_EQ_INT(m.done.op, TUNER_OP_STATUS);
+	CHECK_EQ_INT(m.done.began, 0);
+	CHECK_EQ_INT(begins, 3);
 	(void)b;
 }
 
@@ -291,7 +337,7 @@ int main(void)
 	check_reports(sv[0], &b);
 	pthread_join(box_th, NULL);
 
-	CHECK_EQ_INT(b.step, 9);
+	CHECK_EQ_INT(b.step, 13);
 	CHECK_EQ_INT(b.status_after, 1);
 	/* Merged: lock bits and levels from the demodulator, PLL from the
 	 * chip, frequency from the params. */
