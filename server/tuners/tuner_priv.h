@@ -66,9 +66,9 @@ struct tuner {
 	enum tuner_op busy_op;
 	enum tuner_origin busy_origin;
 	struct tstub_params busy_params;
-	uint64_t busy_since_ms; /* monotonic */
-	uint64_t hang_timer;
-	uint64_t begin_timer; /* a command sent and not begun: liveness */
+	uint64_t busy_since_ms;    /* monotonic */
+	uint64_t watch_timer;      /* hang and liveness, tuner_worker.c */
+	uint64_t waiting_since_ms; /* a sent command waits to begin: since */
 	uint64_t probe_timer;
 	tuner_attach_fn attach_fn; /* an ATTACH waits for the probe */
 	void *attach_arg;

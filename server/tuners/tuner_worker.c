@@ -137,10 +137,9 @@ static void tuner_worker_unhook(struct tuner *t)
 		close(t->sock);
 		t->sock = -1;
 	}
-	loop_del_timer(l, t->hang_timer);
-	loop_del_timer(l, t->begin_timer);
+	loop_del_timer(l, t->watch_timer);
 	loop_del_timer(l, t->probe_timer);
-	t->hang_timer = t->begin_timer = t->probe_timer = 0;
+	t->watch_timer = t->probe_timer = 0;
 }
 
 static int reap_blocking(pid_t pid)
@@ -296,42 +295,57 @@ static void tuner_kill_hung(struct tuner *t, enum tuner_op op,
 	tuner_worker_lost(t);
 }
 
-static long tuner_hang_fire(struct loop *l, uint64_t id, void *arg)
+/*
+ * The hang and liveness watch, one timer per worker.  A command that
+ * began (BEGIN) must end within a deadline and its grace; a command sent
+ * while the worker runs none must begin within as much, counted from the
+ * send or the worker's last report (progress): without this a stopped
+ * worker (SIGSTOP, a stuck read) would hold its tuner forever.  The times
+ * are stamps; the timer is armed only when none is, and on expiry it
+ * checks the stamps and re-arms for what is left, so a stream of
+ * commands costs no timer operation per command.
+ */
+static long tuner_watch_fire(struct loop *l, uint64_t id, void *arg)
 {
 	struct tuner *t = arg;
+	uint64_t limit = t->d->deadline_ms + TUNER_HANG_GRACE_MS;
+	uint64_t now = loop_now_ms(), since;
 
-	(void)l;
 	(void)id;
-	t->hang_timer = 0;
-	tuner_kill_hung(t, t->busy_op, "runs");
-	return LOOP_TIMER_DONE;
-}
-
-static long tuner_begin_fire(struct loop *l, uint64_t id, void *arg)
-{
-	struct tuner *t = arg;
-
-	(void)l;
-	(void)id;
-	t->begin_timer = 0;
-	if (t->has_inflight && !t->busy && t->pid)
+	t->watch_timer = 0;
+	if (!t->pid)
+		return LOOP_TIMER_DONE;
+	if (t->busy)
+		since = t->busy_since_ms;
+	else if (t->has_inflight && !t->send_err)
+		since = t->waiting_since_ms;
+	else
+		return LOOP_TIMER_DONE;
+	if (now - since < limit) {
+		t->watch_timer =
+		    loop_add_timer(l, since + limit - now, tuner_watch_fire, t);
+		return LOOP_TIMER_DONE;
+	}
+	if (t->busy)
+		tuner_kill_hung(t, t->busy_op, "runs");
+	else
 		tuner_kill_hung(t, t->inflight.op, "has not begun");
 	return LOOP_TIMER_DONE;
 }
 
-/*
- * The liveness watch: a command was sent and the worker is not running
- * another, so it must begin this one within a deadline and its grace.
- * The hang watch only starts once a command begins: without this, a
- * stopped worker (SIGSTOP, a stuck read) would hold its tuner forever.
- * Re-armed whenever the worker shows progress (a command ended).
- */
+static void tuner_watch_arm(struct tuner *t)
+{
+	if (!t->watch_timer)
+		t->watch_timer = loop_add_timer(
+		    t->d->loop, t->d->deadline_ms + TUNER_HANG_GRACE_MS,
+		    tuner_watch_fire, t);
+}
+
+/* A command was sent, or the worker showed progress: ours must begin. */
 void tuner_watch_begin(struct tuner *t)
 {
-	loop_del_timer(t->d->loop, t->begin_timer);
-	t->begin_timer =
-	    loop_add_timer(t->d->loop, t->d->deadline_ms + TUNER_HANG_GRACE_MS,
-			   tuner_begin_fire, t);
+	t->waiting_since_ms = loop_now_ms();
+	tuner_watch_arm(t);
 }
 
 static void tuner_on_probed(struct tuner *t, const struct wmsg_probed *m)
@@ -377,12 +391,7 @@ static void tuner_on_begin(struct tuner *t, const struct wmsg_begin *m)
 	t->busy_origin = (enum tuner_origin)m->origin;
 	t->busy_params = m->params;
 	t->busy_since_ms = loop_now_ms();
-	loop_del_timer(t->d->loop, t->begin_timer);
-	t->begin_timer = 0;
-	loop_del_timer(t->d->loop, t->hang_timer);
-	t->hang_timer =
-	    loop_add_timer(t->d->loop, t->d->deadline_ms + TUNER_HANG_GRACE_MS,
-			   tuner_hang_fire, t);
+	tuner_watch_arm(t);
 	if (t->busy_op == TUNER_OP_TUNE)
 		tuner_publish_started(t, t->busy_origin,
 				      tuner_changed_by_busy(t), &m->params);
@@ -399,10 +408,6 @@ static void tuner_on_done(struct tuner *t, const struct wmsg_done *m)
 	if (!m->began && op == TUNER_OP_TUNE)
 		tuner_publish_started(t, (enum tuner_origin)m->origin, by,
 				      &m->params);
-	if (t->hang_timer) {
-		loop_del_timer(t->d->loop, t->hang_timer);
-		t->hang_timer = 0;
-	}
 	t->busy = 0;
 	if (op == TUNER_OP_TUNE)
 		snprintf(what, sizeof(what), " %s %u Hz",
