@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,16 +67,63 @@ static int worker_exec(struct worker *wk, struct worker_cmd *c)
 	return -EINVAL;
 }
 
-/* The stub's command in progress has run long enough to report its
- * start: the report owed for the previous tune goes first. */
-static void worker_begin_late(struct worker_ctx *ctx)
-{
-	struct worker *wk =
-	    (struct worker *)((char *)ctx - offsetof(struct worker, ctx));
+/*
+ * A command from the stub reports its start only once it has run for
+ * WORKER_BEGIN_LATE_NS: a one-shot POSIX timer, re-armed at each such
+ * command (one syscall, no other process woken), whose signal sends the
+ * BEGIN from wherever the command is, a plugin spinning without a host
+ * call included, so the daemon's hang watch sees every long command.
+ * The report owed for the previous tune goes first.  Runs in the signal
+ * handler: send() only, no logging, no allocation.
+ */
+static struct worker *late_worker;
 
+static void worker_begin_late(struct worker *wk)
+{
+	if (!wk->begin_armed)
+		return;
+	wk->begin_armed = 0;
 	worker_settle_owed(wk, WORKER_OWED_NONE, NULL);
-	worker_report(wk, &wk->begin);
+	wmsg_send(wk->a->daemon_fd, &wk->begin);
 	wk->began = 1;
+}
+
+static void worker_on_late(int sig)
+{
+	int saved = errno;
+
+	(void)sig;
+	if (late_worker)
+		worker_begin_late(late_worker);
+	errno = saved;
+}
+
+/* 0, or -errno: then every command reports its start at once. */
+static int worker_late_timer_init(struct worker *wk)
+{
+	/* To this thread: a test runs the worker beside other threads. */
+	struct sigevent sev = {.sigev_notify = SIGEV_THREAD_ID,
+			       .sigev_signo = SIGALRM};
+	struct sigaction sa = {.sa_handler = worker_on_late,
+			       .sa_flags = SA_RESTART};
+
+	sev._sigev_un._tid = gettid();
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGALRM, &sa, NULL) < 0 ||
+	    timer_create(CLOCK_MONOTONIC, &sev, &wk->late_timer) < 0)
+		return -errno;
+	late_worker = wk;
+	wk->have_late_timer = 1;
+	return 0;
+}
+
+static void worker_late_timer_fini(struct worker *wk)
+{
+	if (!wk->have_late_timer)
+		return;
+	timer_delete(wk->late_timer);
+	wk->have_late_timer = 0;
+	late_worker = NULL;
 }
 
 /*
@@ -86,6 +134,9 @@ static void worker_begin_late(struct worker_ctx *ctx)
  */
 static void worker_run(struct worker *wk, struct worker_cmd *c)
 {
+	const struct itimerspec late = {
+	    .it_value = {0, (long)WORKER_BEGIN_LATE_NS}};
+
 	wk->begin = (union wmsg){.begin = {.h.type = WMSG_BEGIN,
 					   .origin = c->origin,
 					   .op = c->op,
@@ -96,13 +147,14 @@ static void worker_run(struct worker *wk, struct worker_cmd *c)
 	    c->op == TUNER_OP_SLEEP)
 		worker_watch_stop(wk); /* the params it watched are gone */
 	c->t0 = loop_now_ns();
-	if (c->origin == TUNER_ORIGIN_KERNEL)
-		wk->ctx.begin_due_ns = c->t0 + WORKER_BEGIN_LATE_NS;
-	else
-		worker_begin_late(&wk->ctx);
+	wk->begin_armed = 1;
+	if (c->origin != TUNER_ORIGIN_KERNEL || !wk->have_late_timer ||
+	    timer_settime(wk->late_timer, 0, &late, NULL) < 0)
+		worker_begin_late(wk);
 	wk->ctx.cmd_deadline_ns = c->deadline_ns;
 	c->err = worker_exec(wk, c);
-	wk->ctx.begin_due_ns = 0;
+	/* A signal past here finds nothing armed; one before sent it. */
+	wk->begin_armed = 0;
 	c->began = wk->began;
 }
 
@@ -396,7 +448,10 @@ int worker_main(const struct worker_args *args)
 	}
 	worker_ctx_init(&wk->ctx, fd, a->client, a->info.name, a->firmware_dir,
 			a->deadline_ms, a->settle_permille);
-	wk->ctx.begin_late = worker_begin_late;
+	if (worker_late_timer_init(wk))
+		log_warn("tuner %u: no timer for late command starts: each "
+			 "reports its start",
+			 a->client);
 	wk->ctx.host.abi = (uint32_t)a->abi;
 	if (worker_start(wk, &cached)) {
 		ret = wk->ctx.stub_closed ? WORKER_EXIT_STUB_GONE
@@ -407,6 +462,7 @@ int worker_main(const struct worker_args *args)
 	ret = worker_loop(wk);
 	a->ops->release(wk->priv);
 out:
+	worker_late_timer_fini(wk);
 	close(fd);
 out_wk:
 	free(wk);

@@ -91,41 +91,21 @@ static void worker_stash(struct worker_ctx *w, const union tstub_buf *m)
 		stub_reply(w->stub_fd, h, -EBUSY, NULL, 0);
 }
 
-/* The command runs long enough to report its start. */
-static void worker_begin_check(struct worker_ctx *w, uint64_t now)
+static int worker_wait_readable(int fd, uint64_t deadline_ns)
 {
-	if (!w->begin_due_ns || now < w->begin_due_ns)
-		return;
-	w->begin_due_ns = 0;
-	if (w->begin_late)
-		w->begin_late(w);
-}
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	uint64_t now = loop_now_ns();
+	int timeout_ms = 0;
+	int n;
 
-static int worker_wait_readable(struct worker_ctx *w, uint64_t deadline_ns)
-{
-	struct pollfd p = {.fd = w->stub_fd, .events = POLLIN};
-	uint64_t now = loop_now_ns(), until;
-	int timeout_ms, n;
-
-	for (;;) {
-		worker_begin_check(w, now);
-		/* A start still unreported wakes the wait when it is due. */
-		until = w->begin_due_ns && w->begin_due_ns < deadline_ns
-			    ? w->begin_due_ns
-			    : deadline_ns;
-		/* Past the deadline a reply already queued still counts: look
-		 * once without waiting. */
-		timeout_ms =
-		    now < until ? (int)((until - now + 999999) / 1000000) : 0;
-		n = poll(&p, 1, timeout_ms);
-		if (n < 0)
-			return errno == EINTR ? 0 : -errno;
-		if (n > 0)
-			return 0;
-		now = loop_now_ns();
-		if (until == deadline_ns || now >= deadline_ns)
-			return -ETIMEDOUT;
-	}
+	/* Past the deadline a reply already queued still counts: look once
+	 * without waiting. */
+	if (now < deadline_ns)
+		timeout_ms = (int)((deadline_ns - now + 999999) / 1000000);
+	n = poll(&p, 1, timeout_ms);
+	if (n < 0)
+		return errno == EINTR ? 0 : -errno;
+	return n == 0 ? -ETIMEDOUT : 0;
 }
 
 /* Wait for the reply to unique, stashing everything else. */
@@ -137,7 +117,7 @@ static int worker_await(struct worker_ctx *w, uint64_t unique, uint16_t opcode,
 	/* The reply cannot be there yet right after the request: wait first,
 	 * sparing a receive that would only find the channel empty. */
 	for (;;) {
-		int err = worker_wait_readable(w, deadline);
+		int err = worker_wait_readable(w->stub_fd, deadline);
 		int n;
 
 		if (err)
@@ -164,7 +144,6 @@ int worker_call(struct worker_ctx *w, uint16_t opcode, const void *body,
 
 	if (w->stub_closed)
 		return -ECONNABORTED;
-	worker_begin_check(w, loop_now_ns());
 	unique = ++w->next_unique;
 	if (tstub_build(reply, opcode, 0, unique, 0, w->client, body, len) < 0)
 		return -EMSGSIZE;
@@ -271,10 +250,6 @@ static void host_sleep_ms(void *ctx, unsigned int ms)
 	struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ull),
 			      .tv_nsec = (long)(ns % 1000000000ull)};
 
-	if (ns && w->begin_due_ns) { /* a command that waits is a long one */
-		w->begin_due_ns = 1;
-		worker_begin_check(w, loop_now_ns());
-	}
 	while (ns && nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
 }

@@ -30,12 +30,7 @@ struct worker_ctx {
 	unsigned int settle_permille; /* chip waits vs real time */
 	uint64_t next_unique;
 	uint64_t cmd_deadline_ns; /* command in progress; 0 none */
-	/* A command that reports its start only if it runs past this (0:
-	 * reported, or none): checked at every host call and wait, where
-	 * begin_late() sends it. */
-	uint64_t begin_due_ns;
-	void (*begin_late)(struct worker_ctx *w);
-	int stub_closed; /* the channel reached EOF or broke */
+	int stub_closed;          /* the channel reached EOF or broke */
 	unsigned int fifo_head, fifo_count;
 	union tstub_buf fifo[WORKER_FIFO_MAX];
 	uint64_t dropped_replies;

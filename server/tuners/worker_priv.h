@@ -7,7 +7,9 @@
 #ifndef TUNERD_WORKER_PRIV_H
 #define TUNERD_WORKER_PRIV_H
 
+#include <signal.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "tuner.h"
 #include "worker.h"
@@ -66,7 +68,10 @@ struct worker {
 	struct worker_cmd owed;
 	uint64_t owed_at_ns; /* 0: none owed */
 	union wmsg begin;    /* the running command's start, if reported */
-	int began;
+	volatile sig_atomic_t begin_armed; /* not yet reported: the timer may */
+	volatile sig_atomic_t began;
+	timer_t late_timer;
+	int have_late_timer;
 };
 
 /* A command from the stub that runs longer reports its start. */

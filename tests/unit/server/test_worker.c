@@ -234,7 +234,7 @@ static void *worker_thread(void *arg)
 static void check_reports(int fd, struct box *b)
 {
 	union wmsg m = {0};
-	int begins = 0;
+	int begins = 0, late = 0;
 
 	CHECK(next_result(fd, &m, &begins) > 0);
 	CHECK_EQ_INT(m.h.type, WMSG_PROBED);
@@ -258,8 +258,9 @@ static void check_reports(int fd, struct box *b)
 	CHECK_EQ_INT(m.done.origin, TUNER_ORIGIN_KERNEL);
 	CHECK_EQ_INT(m.done.op, TUNER_OP_STATUS);
 	CHECK_EQ_INT(m.done.have_status, 1);
-	CHECK_EQ_INT(m.done.began, 0); /* one report: no BEGIN */
-	CHECK_EQ_INT(begins, 2);
+	/* One report, no BEGIN, unless it ran over 1 ms (a loaded box). */
+	CHECK_EQ_INT(begins, 2 + (int)m.done.began);
+	late = (int)m.done.began;
 
 	/* An API tune. */
 	m = (union wmsg){.cmd = {.h.type = WMSG_CMD,
@@ -278,7 +279,7 @@ static void check_reports(int fd, struct box *b)
 	CHECK_EQ_INT(m.done.status.valid, TSTUB_ST_PLL_LOCK);
 	CHECK_EQ_INT(m.done.status.frequency, 506000000);
 	CHECK_EQ_INT(m.done.began, 1);
-	CHECK_EQ_INT(begins, 3);
+	CHECK_EQ_INT(begins, 3 + late);
 
 	/* The stub's tune: one report, sent once the kernel's next request
 	 * was answered, with that request's status (the demodulator's
@@ -287,15 +288,18 @@ static void check_reports(int fd, struct box *b)
 	CHECK_EQ_INT(m.h.type, WMSG_DONE);
 	CHECK_EQ_INT(m.done.origin, TUNER_ORIGIN_KERNEL);
 	CHECK_EQ_INT(m.done.op, TUNER_OP_TUNE);
-	CHECK_EQ_INT(m.done.began, 0);
+	CHECK_EQ_INT(begins, 3 + late + (int)m.done.began);
+	late += (int)m.done.began;
 	CHECK_EQ_INT(m.done.params.frequency, 514000000);
 	CHECK_EQ_INT(m.done.have_status, 1);
 	CHECK_EQ_INT(m.done.status.strength_mdbm, -45500);
 	CHECK(next_result(fd, &m, &begins) > 0);
 	CHECK_EQ_INT(m.done.origin, TUNER_ORIGIN_KERNEL);
 	CHECK_EQ_INT(m.done.op, TUNER_OP_STATUS);
-	CHECK_EQ_INT(m.done.began, 0);
-	CHECK_EQ_INT(begins, 3);
+	CHECK_EQ_INT(begins, 3 + late + (int)m.done.began);
+	late += (int)m.done.began;
+	/* Three short stub commands: at most a stall's worth of BEGINs. */
+	CHECK(late < 2);
 	(void)b;
 }
 
