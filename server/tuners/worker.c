@@ -107,7 +107,7 @@ static int worker_late_timer_init(struct worker *wk)
 	struct sigaction sa = {.sa_handler = worker_on_late,
 			       .sa_flags = SA_RESTART};
 
-	sev._sigev_un._tid = gettid();
+	sev._sigev_un._tid = gettid(); /* sigev_notify_thread_id */
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGALRM, &sa, NULL) < 0 ||
 	    timer_create(CLOCK_MONOTONIC, &sev, &wk->late_timer) < 0)
@@ -128,9 +128,11 @@ static void worker_late_timer_fini(struct worker *wk)
 
 /*
  * Run a command.  Its start is reported (the daemon's hang watch, the
- * tune_started event) at once for the daemon's and the restore's, and
- * only past WORKER_BEGIN_LATE_NS for the stub's: most of those end sooner
- * and then have one report, their DONE.
+ * tune_started event) at once for the daemon's and the restore's: the
+ * daemon closes a command of theirs that a crash cut short with its
+ * tuner.tune, so it must know the worker took it.  The stub's report it
+ * only past WORKER_BEGIN_LATE_NS: most end sooner and then have one
+ * report, their DONE (one cut short by a crash has no events).
  */
 static void worker_run(struct worker *wk, struct worker_cmd *c)
 {

@@ -5,11 +5,12 @@
  *
  * A tune from the stub is answered first; its status read and report
  * then wait until the stub has been quiet for WORKER_OWED_QUIET_NS.  A
- * kernel that tunes again at once is never queued behind them: the tune's
- * report goes without a status (its event says null, as documented for
- * "none was read"), or with the kernel's own status read when that is
- * what came next.  A tune alone reads its status as before, a fraction
- * of a millisecond later.
+ * kernel that sends its next request sooner is never queued behind them:
+ * that request runs and is answered, then the tune's report goes, with
+ * that request's status when it was the kernel's status read, else
+ * without one (its event says null, as documented for "none was read").
+ * A tune alone reads its status as before, a fraction of a millisecond
+ * later.
  */
 #include <errno.h>
 #include <string.h>

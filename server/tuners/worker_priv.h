@@ -74,7 +74,7 @@ struct worker {
 	int have_late_timer;
 };
 
-/* A command from the stub that runs longer reports its start. */
+/* A command that runs longer reports its start (BEGIN). */
 #define WORKER_BEGIN_LATE_NS 1000000ull
 
 /* How a stub's tune owed its status gets it. */

@@ -55,9 +55,9 @@ struct wmsg_begin {
 	struct tstub_params params; /* TUNE */
 };
 
-/* The one report of a command from the stub that ran under
- * WORKER_BEGIN_LATE_NS (began 0: no BEGIN came, this one says it all);
- * a longer one, and every other, had its BEGIN. */
+/* The end of a command; for one from the stub that ran under
+ * WORKER_BEGIN_LATE_NS its one report (began 0: no BEGIN came, this one
+ * says it all).  The daemon's and the restore's always have a BEGIN. */
 struct wmsg_done {
 	struct wmsg_hdr h;
 	uint32_t origin;

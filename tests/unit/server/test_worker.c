@@ -231,22 +231,32 @@ static void *worker_thread(void *arg)
 	return NULL;
 }
 
+/* The next DONE; a BEGIN came before it exactly when it says so. */
+static void next_done(int fd, union wmsg *m, int *begins)
+{
+	int before = *begins;
+
+	CHECK(next_result(fd, m, begins) > 0);
+	CHECK_EQ_INT(m->h.type, WMSG_DONE);
+	CHECK_EQ_INT(*begins - before, (int)m->done.began);
+}
+
 static void check_reports(int fd, struct box *b)
 {
 	union wmsg m = {0};
-	int begins = 0, late = 0;
+	struct wmsg_done tune;
+	int begins = 0;
 
 	CHECK(next_result(fd, &m, &begins) > 0);
 	CHECK_EQ_INT(m.h.type, WMSG_PROBED);
 	CHECK_EQ_INT(m.probed.error, 0);
 	CHECK_EQ_INT(m.probed.stub_params.frequency, 474000000);
 
-	CHECK(next_result(fd, &m, &begins) > 0);
-	CHECK_EQ_INT(m.h.type, WMSG_DONE);
+	next_done(fd, &m, &begins);
 	CHECK_EQ_INT(m.done.origin, TUNER_ORIGIN_RESTORE);
 	CHECK_EQ_INT(m.done.op, TUNER_OP_INIT);
 
-	CHECK(next_result(fd, &m, &begins) > 0);
+	next_done(fd, &m, &begins);
 	CHECK_EQ_INT(m.done.origin, TUNER_ORIGIN_RESTORE);
 	CHECK_EQ_INT(m.done.op, TUNER_OP_TUNE);
 	CHECK_EQ_INT(m.done.error, 0);
@@ -254,13 +264,10 @@ static void check_reports(int fd, struct box *b)
 	CHECK_EQ_INT(m.done.have_status, 1);
 
 	/* The kernel's GET_STATUS, queued during the probe, served now. */
-	CHECK(next_result(fd, &m, &begins) > 0);
+	next_done(fd, &m, &begins);
 	CHECK_EQ_INT(m.done.origin, TUNER_ORIGIN_KERNEL);
 	CHECK_EQ_INT(m.done.op, TUNER_OP_STATUS);
 	CHECK_EQ_INT(m.done.have_status, 1);
-	/* One report, no BEGIN, unless it ran over 1 ms (a loaded box). */
-	CHECK_EQ_INT(begins, 2 + (int)m.done.began);
-	late = (int)m.done.began;
 
 	/* An API tune. */
 	m = (union wmsg){.cmd = {.h.type = WMSG_CMD,
@@ -270,36 +277,35 @@ static void check_reports(int fd, struct box *b)
 				 .params = {.delsys = TSTUB_DELSYS_DVBT,
 					    .frequency = 506000000}}};
 	CHECK_EQ_INT(wmsg_send(fd, &m), 0);
-	CHECK(next_result(fd, &m, &begins) > 0);
-	CHECK_EQ_INT(m.h.type, WMSG_DONE);
+	next_done(fd, &m, &begins);
 	CHECK_EQ_INT(m.done.origin, TUNER_ORIGIN_API);
 	CHECK_EQ_INT(m.done.req_id, 42);
 	CHECK_EQ_INT(m.done.error, 0);
 	CHECK_EQ_INT(m.done.have_status, 1); /* chip only: demod refused */
 	CHECK_EQ_INT(m.done.status.valid, TSTUB_ST_PLL_LOCK);
 	CHECK_EQ_INT(m.done.status.frequency, 506000000);
-	CHECK_EQ_INT(m.done.began, 1);
-	CHECK_EQ_INT(begins, 3 + late);
 
-	/* The stub's tune: one report, sent once the kernel's next request
+	/* The stub's tune: its report goes once the kernel's next request
 	 * was answered, with that request's status (the demodulator's
 	 * levels show it is the kernel's read); then the read's own. */
-	CHECK(next_result(fd, &m, &begins) > 0);
-	CHECK_EQ_INT(m.h.type, WMSG_DONE);
+	next_done(fd, &m, &begins);
 	CHECK_EQ_INT(m.done.origin, TUNER_ORIGIN_KERNEL);
 	CHECK_EQ_INT(m.done.op, TUNER_OP_TUNE);
-	CHECK_EQ_INT(begins, 3 + late + (int)m.done.began);
-	late += (int)m.done.began;
 	CHECK_EQ_INT(m.done.params.frequency, 514000000);
-	CHECK_EQ_INT(m.done.have_status, 1);
-	CHECK_EQ_INT(m.done.status.strength_mdbm, -45500);
-	CHECK(next_result(fd, &m, &begins) > 0);
+	tune = m.done;
+	next_done(fd, &m, &begins);
 	CHECK_EQ_INT(m.done.origin, TUNER_ORIGIN_KERNEL);
 	CHECK_EQ_INT(m.done.op, TUNER_OP_STATUS);
-	CHECK_EQ_INT(begins, 3 + late + (int)m.done.began);
-	late += (int)m.done.began;
-	/* Three short stub commands: at most a stall's worth of BEGINs. */
-	CHECK(late < 2);
+	/* Unless the read ran past 1 ms (its BEGIN then had to follow the
+	 * tune's report, without a status). */
+	if (!m.done.began) {
+		CHECK_EQ_INT(tune.have_status, 1);
+		CHECK_EQ_INT(tune.status.strength_mdbm, -45500);
+	}
+	/* A BEGIN for each of the restore's two and the API's one; the
+	 * stub's three short ones have one report each, bar a stall past
+	 * 1 ms on a loaded machine. */
+	CHECK(begins >= 3 && begins <= 4);
 	(void)b;
 }
 
