@@ -144,45 +144,6 @@ void tuner_set_state(struct tuner *t, enum tuner_state s, const char *why)
 				why));
 }
 
-/* Lock gained/lost, derived from consecutive statuses. */
-static void tuner_track_lock(struct tuner *t, const struct tstub_status *st)
-{
-	int prev = t->locked, now = -1;
-
-	t->status = *st;
-	t->have_status = 1;
-	t->status_at_ms = eventbus_now_ms();
-	if (st->valid & TSTUB_ST_FE_STATUS)
-		now = !!(st->fe_status & TSTUB_FE_HAS_LOCK);
-	else if (st->valid & TSTUB_ST_PLL_LOCK)
-		now = !!st->pll_locked;
-	if (now < 0 || now == prev)
-		return;
-	t->locked = now;
-	if (!now && prev != 1)
-		return; /* unknown -> unlocked is no news */
-	if (now)
-		t->counters.lock_gained++;
-	else
-		t->counters.lock_lost++;
-	tuner_publish(
-	    t, "tuner.lock",
-	    json_pack("{s:b,s:o}", "locked", now, "status",
-		      status_to_json(st, (uint64_t)t->changed_at_ms)));
-}
-
-static void lock_waits_answer(struct tuner *t, uint64_t due_ms,
-			      const struct tstub_status *st);
-
-void tuner_take_status(struct tuner *t, const struct tstub_status *st)
-{
-	struct tstub_status copy = *st; /* st may be t->status */
-
-	tuner_track_lock(t, &copy);
-	if (api_status_locked(&copy))
-		lock_waits_answer(t, UINT64_MAX, &copy);
-}
-
 /* ---- API requests ---- */
 
 static struct tuner_req *queue_at(struct tuner *t, unsigned int i)
@@ -203,47 +164,14 @@ static int queue_pop(struct tuner *t, struct tuner_req *out)
 /* Never called inside tuner_submit(): completions reach their callers
  * from the loop (a worker's report, a timer), so a caller is never
  * re-entered while it submits. */
-static void req_finish(struct tuner_req *r, int err,
-		       const struct tstub_status *st)
+void tuner_req_finish(struct tuner_req *r, int err,
+		      const struct tstub_status *st)
 {
 	tuner_done_fn done = r->done;
 
 	r->done = NULL;
 	if (done)
 		done(err, st, r->arg);
-}
-
-/* Answer the lock waits due by due_ms (UINT64_MAX: all) with st, the
- * last status known (NULL: none).  Taken out of the table first: a
- * completion may submit or forget. */
-static void lock_waits_answer(struct tuner *t, uint64_t due_ms,
-			      const struct tstub_status *st)
-{
-	struct tuner_req out[TUNER_QUEUE_MAX];
-	unsigned int n = 0, keep = 0;
-
-	for (unsigned int i = 0; i < t->nlock_waits; i++) {
-		if (t->lock_waits[i].lock_deadline_ms <= due_ms)
-			out[n++] = t->lock_waits[i];
-		else
-			t->lock_waits[keep++] = t->lock_waits[i];
-	}
-	t->nlock_waits = keep;
-	for (unsigned int i = 0; i < n; i++)
-		req_finish(&out[i], 0, st);
-}
-
-/* A tune whose caller waits for lock and that found none: kept until a
- * status shows lock or its lock deadline.  Whether r was kept. */
-static int lock_wait_keep(struct tuner *t, const struct tuner_req *r, int err,
-			  const struct tstub_status *st)
-{
-	if (err || !r->done || !r->lock_deadline_ms ||
-	    r->lock_deadline_ms <= loop_now_ms() ||
-	    (st && api_status_locked(st)) || t->nlock_waits == TUNER_QUEUE_MAX)
-		return 0;
-	t->lock_waits[t->nlock_waits++] = *r;
-	return 1;
 }
 
 void tuner_complete_inflight(struct tuner *t, int err,
@@ -259,8 +187,8 @@ void tuner_complete_inflight(struct tuner *t, int err,
 	t->send_err = 0;
 	loop_del_timer(t->d->loop, t->send_fail_timer);
 	t->send_fail_timer = 0;
-	if (!lock_wait_keep(t, &r, err, st))
-		req_finish(&r, err, st);
+	if (!tuner_lock_wait_keep(t, &r, err, st))
+		tuner_req_finish(&r, err, st);
 }
 
 /* Lock waits get the last status: their tunes went well. */
@@ -270,9 +198,9 @@ void tuner_fail_requests(struct tuner *t, int inflight_err, int queued_err)
 	struct tuner_req r;
 
 	tuner_complete_inflight(t, inflight_err, NULL);
-	lock_waits_answer(t, UINT64_MAX, t->have_status ? &st : NULL);
+	tuner_lock_waits_answer(t, UINT64_MAX, t->have_status ? &st : NULL);
 	while (queued_err && queue_pop(t, &r))
-		req_finish(&r, queued_err, NULL);
+		tuner_req_finish(&r, queued_err, NULL);
 }
 
 static long tuner_deadline_fire(struct loop *l, uint64_t id, void *arg);
@@ -306,7 +234,7 @@ static void tuner_expire(struct tuner *t, struct tuner_req *r)
 	t->counters.timeouts++;
 	log_warn("tuner %u (%s): %s request from %s: deadline passed", t->id,
 		 t->info.name, tuner_op_name(r->op), r->label);
-	req_finish(r, -ETIMEDOUT, NULL);
+	tuner_req_finish(r, -ETIMEDOUT, NULL);
 }
 
 static long tuner_deadline_fire(struct loop *l, uint64_t id, void *arg)
@@ -320,7 +248,7 @@ static long tuner_deadline_fire(struct loop *l, uint64_t id, void *arg)
 	(void)l;
 	(void)id;
 	t->deadline_timer = 0;
-	lock_waits_answer(t, now, t->have_status ? &st : NULL);
+	tuner_lock_waits_answer(t, now, t->have_status ? &st : NULL);
 	/* The worker still runs an expired in-flight command: its slot
 	 * stays taken until it reports, so commands never interleave. */
 	if (t->has_inflight && t->inflight.done &&

@@ -112,6 +112,17 @@ void tuner_set_state(struct tuner *t, enum tuner_state s, const char *why);
  * tuner.lock on a change, and the lock waits answered when it locked. */
 void tuner_take_status(struct tuner *t, const struct tstub_status *st);
 
+void tuner_req_finish(struct tuner_req *r, int err,
+		      const struct tstub_status *st);
+
+/* tuner_lock.c */
+/* Answer the lock waits due by due_ms (UINT64_MAX: all) with st. */
+void tuner_lock_waits_answer(struct tuner *t, uint64_t due_ms,
+			     const struct tstub_status *st);
+/* Keep r, a tune done, until lock or its lock deadline; whether kept. */
+int tuner_lock_wait_keep(struct tuner *t, const struct tuner_req *r, int err,
+			 const struct tstub_status *st);
+
 /* tuner_worker.c */
 int tuner_worker_spawn(struct tuner *t);
 void tuner_worker_stop(struct tuner *t, const char *why);
