@@ -35,8 +35,8 @@ struct command {
 	enum tuner_op op;
 	struct tstub_params params;
 	char label[TUNER_LABEL_LEN];
-	uint64_t t0_ms, lock_deadline_ms, poll_timer;
-	int polling; /* the tune went well: later completions are polls */
+	uint64_t t0_ms;
+	unsigned int wait_lock_ms; /* TUNE: the tuner answers at lock */
 	struct tstub_status status;
 	int have_status;
 	struct status_read *read; /* a status waiting on a shared read */
@@ -106,7 +106,6 @@ static void command_finish(struct command *c, unsigned int status, json_t *body,
 	void *arg = c->arg;
 
 	command_unlink(c);
-	loop_del_timer(c->cl->cs->d->loop, c->poll_timer);
 	free(c);
 	done(&res, arg);
 }
@@ -134,43 +133,6 @@ static json_t *tune_answer(struct command *c)
 }
 
 static void command_tuner_done(int err, const struct tstub_status *st,
-			       void *arg);
-
-static long lock_poll(struct loop *l, uint64_t id, void *arg)
-{
-	struct command *c = arg;
-	struct tuner *t = tuner_find(c->cl->cs->d, c->tuner);
-
-	(void)l;
-	(void)id;
-	c->poll_timer = 0;
-	if (!t || tuner_submit(t, TUNER_OP_STATUS, NULL, c->label,
-			       command_tuner_done, c) < 0)
-		command_finish(c, 200, tune_answer(c), 0);
-	return LOOP_TIMER_DONE;
-}
-
-/* After a tune: answer now, or poll the status until lock or the
- * caller's wait_lock_ms runs out. */
-static void tune_progress(struct command *c)
-{
-	uint64_t now = loop_now_ms(), wait;
-
-	if ((c->have_status && api_status_locked(&c->status)) ||
-	    now >= c->lock_deadline_ms) {
-		command_finish(c, 200, tune_answer(c), 0);
-		return;
-	}
-	wait = c->lock_deadline_ms - now;
-	c->poll_timer = loop_add_timer(
-	    c->cl->cs->d->loop,
-	    wait < COMMAND_LOCK_POLL_MS ? wait : COMMAND_LOCK_POLL_MS,
-	    lock_poll, c);
-	if (!c->poll_timer)
-		command_finish(c, 200, tune_answer(c), 0);
-}
-
-static void command_tuner_done(int err, const struct tstub_status *st,
 			       void *arg)
 {
 	struct command *c = arg;
@@ -179,14 +141,12 @@ static void command_tuner_done(int err, const struct tstub_status *st,
 		c->status = *st;
 		c->have_status = 1;
 	}
-	if (err && c->polling) {
-		/* A status poll after a good tune failed: the tune stands. */
-		command_finish(c, 200, tune_answer(c), 0);
-	} else if (err) {
+	/* A tune that waits for lock is answered by the tuner at the lock
+	 * (the worker reports it as it sees it) or at the wait's end. */
+	if (err) {
 		command_finish_errno(c, err);
 	} else if (c->op == TUNER_OP_TUNE) {
-		c->polling = 1;
-		tune_progress(c);
+		command_finish(c, 200, tune_answer(c), 0);
 	} else {
 		command_finish(
 		    c, 200,
@@ -443,7 +403,7 @@ static int command_check(struct command *c, const struct command_request *req,
 	if (ret)
 		return command_fail(now, ret, &e);
 	c->t0_ms = loop_now_ms();
-	c->lock_deadline_ms = c->t0_ms + wait;
+	c->wait_lock_ms = wait;
 	if (req->op == TUNER_OP_STATUS)
 		return 0;
 	return command_lease_check(cl->cs, c->tuner, lease_id, c->label,
@@ -454,9 +414,9 @@ static int command_start(struct command *c, struct tuner *t)
 {
 	if (c->op == TUNER_OP_STATUS)
 		return status_join(c);
-	return tuner_submit(t, c->op,
-			    c->op == TUNER_OP_TUNE ? &c->params : NULL,
-			    c->label, command_tuner_done, c);
+	return tuner_submit_wait(
+	    t, c->op, c->op == TUNER_OP_TUNE ? &c->params : NULL, c->label,
+	    c->wait_lock_ms, command_tuner_done, c);
 }
 
 static int refused(struct command *c, struct tuner *t, int err,
@@ -565,7 +525,6 @@ void command_client_cancel(struct command_client *cl)
 	while ((c = cl->commands)) {
 		tuner_forget(cl->cs->d, c);
 		read_leave(c);
-		loop_del_timer(cl->cs->d->loop, c->poll_timer);
 		command_unlink(c);
 		free(c);
 	}

@@ -32,10 +32,9 @@ struct command;
 struct command_service;
 struct lease_op;
 
-/* wait_lock_ms: a tune may wait this long for lock; the status is read
- * again every COMMAND_LOCK_POLL_MS meanwhile. */
+/* wait_lock_ms: a tune may wait this long for lock; it is answered the
+ * moment the tuner's worker sees the lock (tuner_submit_wait()). */
 #define COMMAND_WAIT_LOCK_MAX_MS 10000
-#define COMMAND_LOCK_POLL_MS     50
 
 /* leases may be NULL: then no tuner is ever leased. */
 struct command_service *command_service_new(struct daemon *d,

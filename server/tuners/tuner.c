@@ -144,33 +144,6 @@ void tuner_set_state(struct tuner *t, enum tuner_state s, const char *why)
 				why));
 }
 
-/* Lock gained/lost, derived from consecutive statuses. */
-void tuner_take_status(struct tuner *t, const struct tstub_status *st)
-{
-	int prev = t->locked, now = -1;
-
-	t->status = *st;
-	t->have_status = 1;
-	t->status_at_ms = eventbus_now_ms();
-	if (st->valid & TSTUB_ST_FE_STATUS)
-		now = !!(st->fe_status & TSTUB_FE_HAS_LOCK);
-	else if (st->valid & TSTUB_ST_PLL_LOCK)
-		now = !!st->pll_locked;
-	if (now < 0 || now == prev)
-		return;
-	t->locked = now;
-	if (!now && prev != 1)
-		return; /* unknown -> unlocked is no news */
-	if (now)
-		t->counters.lock_gained++;
-	else
-		t->counters.lock_lost++;
-	tuner_publish(
-	    t, "tuner.lock",
-	    json_pack("{s:b,s:o}", "locked", now, "status",
-		      status_to_json(st, (uint64_t)t->changed_at_ms)));
-}
-
 /* ---- API requests ---- */
 
 static struct tuner_req *queue_at(struct tuner *t, unsigned int i)
@@ -191,8 +164,8 @@ static int queue_pop(struct tuner *t, struct tuner_req *out)
 /* Never called inside tuner_submit(): completions reach their callers
  * from the loop (a worker's report, a timer), so a caller is never
  * re-entered while it submits. */
-static void req_finish(struct tuner_req *r, int err,
-		       const struct tstub_status *st)
+void tuner_req_finish(struct tuner_req *r, int err,
+		      const struct tstub_status *st)
 {
 	tuner_done_fn done = r->done;
 
@@ -214,37 +187,48 @@ void tuner_complete_inflight(struct tuner *t, int err,
 	t->send_err = 0;
 	loop_del_timer(t->d->loop, t->send_fail_timer);
 	t->send_fail_timer = 0;
-	req_finish(&r, err, st);
+	if (!tuner_lock_wait_keep(t, &r, err, st))
+		tuner_req_finish(&r, err, st);
 }
 
+/* Lock waits get the last status: their tunes went well. */
 void tuner_fail_requests(struct tuner *t, int inflight_err, int queued_err)
 {
+	struct tstub_status st = t->status;
 	struct tuner_req r;
 
 	if (t->answer_held)
 		tuners_saved_flush(t->d); /* its tune worked: say so */
 	tuner_complete_inflight(t, inflight_err, NULL);
+	tuner_lock_waits_answer(t, UINT64_MAX, t->have_status ? &st : NULL);
 	while (queued_err && queue_pop(t, &r))
-		req_finish(&r, queued_err, NULL);
+		tuner_req_finish(&r, queued_err, NULL);
 }
 
 static long tuner_deadline_fire(struct loop *l, uint64_t id, void *arg);
 
+/* Arm for the earliest deadline unless a timer that fires no later is
+ * armed already; with nothing pending an armed timer is left to fire
+ * and find nothing. */
 static void tuner_arm_deadline(struct tuner *t)
 {
 	uint64_t first = UINT64_MAX, now = loop_now_ms();
 
-	loop_del_timer(t->d->loop, t->deadline_timer);
-	t->deadline_timer = 0;
 	if (t->has_inflight && t->inflight.done)
 		first = t->inflight.deadline_ms;
 	for (unsigned int i = 0; i < t->qcount; i++)
 		if (queue_at(t, i)->deadline_ms < first)
 			first = queue_at(t, i)->deadline_ms;
-	if (first == UINT64_MAX)
+	for (unsigned int i = 0; i < t->nlock_waits; i++)
+		if (t->lock_waits[i].lock_deadline_ms < first)
+			first = t->lock_waits[i].lock_deadline_ms;
+	if (first == UINT64_MAX ||
+	    (t->deadline_timer && t->deadline_timer_at <= first))
 		return;
+	loop_del_timer(t->d->loop, t->deadline_timer);
 	t->deadline_timer = loop_add_timer(
 	    t->d->loop, first > now ? first - now : 0, tuner_deadline_fire, t);
+	t->deadline_timer_at = first;
 }
 
 static void tuner_expire(struct tuner *t, struct tuner_req *r)
@@ -252,7 +236,7 @@ static void tuner_expire(struct tuner *t, struct tuner_req *r)
 	t->counters.timeouts++;
 	log_warn("tuner %u (%s): %s request from %s: deadline passed", t->id,
 		 t->info.name, tuner_op_name(r->op), r->label);
-	req_finish(r, -ETIMEDOUT, NULL);
+	tuner_req_finish(r, -ETIMEDOUT, NULL);
 }
 
 static long tuner_deadline_fire(struct loop *l, uint64_t id, void *arg)
@@ -260,11 +244,13 @@ static long tuner_deadline_fire(struct loop *l, uint64_t id, void *arg)
 	struct tuner *t = arg;
 	uint64_t now = loop_now_ms();
 	struct tuner_req keep[TUNER_QUEUE_MAX], r;
+	struct tstub_status st = t->status;
 	unsigned int n = 0;
 
 	(void)l;
 	(void)id;
 	t->deadline_timer = 0;
+	tuner_lock_waits_answer(t, now, t->have_status ? &st : NULL);
 	/* The worker still runs an expired in-flight command: its slot
 	 * stays taken until it reports, so commands never interleave. */
 	if (t->has_inflight && t->inflight.done &&
@@ -315,6 +301,7 @@ void tuner_pump(struct tuner *t)
 			    .op = r.op,
 			    .req_id = r.id,
 			    .deadline_ns = r.deadline_ms * 1000000ull,
+			    .lock_deadline_ns = r.lock_deadline_ms * 1000000ull,
 			    .params = r.params}};
 		t->inflight = r;
 		t->has_inflight = 1;
@@ -349,6 +336,13 @@ int tuner_submit(struct tuner *t, enum tuner_op op,
 		 const struct tstub_params *p, const char *origin_label,
 		 tuner_done_fn done, void *arg)
 {
+	return tuner_submit_wait(t, op, p, origin_label, 0, done, arg);
+}
+
+int tuner_submit_wait(struct tuner *t, enum tuner_op op,
+		      const struct tstub_params *p, const char *origin_label,
+		      unsigned int wait_lock_ms, tuner_done_fn done, void *arg)
+{
 	struct tuner_req *r;
 
 	if (op < TUNER_OP_TUNE || op > TUNER_OP_STATUS)
@@ -374,6 +368,8 @@ int tuner_submit(struct tuner *t, enum tuner_op op,
 	if (op == TUNER_OP_TUNE) {
 		r->params = *p;
 		r->params.flags |= TSTUB_PARAMS_VALID;
+		if (wait_lock_ms)
+			r->lock_deadline_ms = loop_now_ms() + wait_lock_ms;
 	}
 	snprintf(r->label, sizeof(r->label), "%s",
 		 origin_label ? origin_label : "api");
@@ -395,6 +391,12 @@ unsigned int tuner_forget(struct daemon *d, void *arg)
 			if (queue_at(t, i)->done &&
 			    queue_at(t, i)->arg == arg) {
 				queue_at(t, i)->done = NULL;
+				n++;
+			}
+		for (unsigned int i = 0; i < t->nlock_waits; i++)
+			if (t->lock_waits[i].done &&
+			    t->lock_waits[i].arg == arg) {
+				t->lock_waits[i].done = NULL;
 				n++;
 			}
 	}

@@ -115,6 +115,17 @@ int tuner_submit(struct tuner *t, enum tuner_op op,
 		 const struct tstub_params *p, const char *origin_label,
 		 tuner_done_fn done, void *arg);
 
+/*
+ * tuner_submit(), and a tune that goes well but finds no lock is answered
+ * later: with the first status that shows lock (the worker watches the
+ * chip and reports the lock as it sees it) or, wait_lock_ms after the
+ * submit, with the last status known (0: no wait).  The queue moves on
+ * meanwhile.
+ */
+int tuner_submit_wait(struct tuner *t, enum tuner_op op,
+		      const struct tstub_params *p, const char *origin_label,
+		      unsigned int wait_lock_ms, tuner_done_fn done, void *arg);
+
 /* Drop the completions of every pending request whose arg is arg (a
  * client that went away).  Returns how many were dropped. */
 unsigned int tuner_forget(struct daemon *d, void *arg);

@@ -21,7 +21,8 @@ struct tuner_req {
 	char label[TUNER_LABEL_LEN];
 	tuner_done_fn done; /* NULL once answered (deadline) or forgotten */
 	void *arg;
-	uint64_t deadline_ms; /* monotonic */
+	uint64_t deadline_ms;      /* monotonic */
+	uint64_t lock_deadline_ms; /* TUNE: answered at lock or then; 0 none */
 };
 
 #define TUNER_RESTART_MIN_MS      50
@@ -72,9 +73,9 @@ struct tuner {
 	enum tuner_op busy_op;
 	enum tuner_origin busy_origin;
 	struct tstub_params busy_params;
-	uint64_t busy_since_ms; /* monotonic */
-	uint64_t hang_timer;
-	uint64_t begin_timer; /* a command sent and not begun: liveness */
+	uint64_t busy_since_ms;    /* monotonic */
+	uint64_t watch_timer;      /* hang and liveness, tuner_worker.c */
+	uint64_t waiting_since_ms; /* a sent command waits to begin: since */
 	uint64_t probe_timer;
 	tuner_attach_fn attach_fn; /* an ATTACH waits for the probe */
 	void *attach_arg;
@@ -89,7 +90,17 @@ struct tuner {
 	unsigned int qhead, qcount;
 	struct tuner_req inflight;
 	int has_inflight; /* sent, no DONE yet (even if answered) */
+	/* Tunes done and waiting for lock: answered by the first status that
+	 * shows it (the worker's lock watch reports it), or at their lock
+	 * deadline with the last status. */
+	struct tuner_req lock_waits[TUNER_QUEUE_MAX];
+	unsigned int nlock_waits;
+	/* One deadline timer for every request of the tuner, armed for the
+	 * earliest deadline when none earlier is armed; on expiry it checks
+	 * the deadlines and arms for the next, so a stream of requests costs
+	 * no timer re-arm per request. */
 	uint64_t deadline_timer;
+	uint64_t deadline_timer_at; /* monotonic ms it fires */
 	uint64_t next_req_id;
 	int send_err;             /* the in-flight request was never sent */
 	uint64_t send_fail_timer; /* ... and is answered with send_err */
@@ -104,7 +115,20 @@ void tuner_complete_inflight(struct tuner *t, int err,
 			     const struct tstub_status *st);
 void tuner_publish(struct tuner *t, const char *type, json_t *fields);
 void tuner_set_state(struct tuner *t, enum tuner_state s, const char *why);
+/* A status read (any: a command's, the lock watch's): the tuner's status,
+ * tuner.lock on a change, and the lock waits answered when it locked. */
 void tuner_take_status(struct tuner *t, const struct tstub_status *st);
+
+void tuner_req_finish(struct tuner_req *r, int err,
+		      const struct tstub_status *st);
+
+/* tuner_lock.c */
+/* Answer the lock waits due by due_ms (UINT64_MAX: all) with st. */
+void tuner_lock_waits_answer(struct tuner *t, uint64_t due_ms,
+			     const struct tstub_status *st);
+/* Keep r, a tune done, until lock or its lock deadline; whether kept. */
+int tuner_lock_wait_keep(struct tuner *t, const struct tuner_req *r, int err,
+			 const struct tstub_status *st);
 
 /* tuner_worker.c */
 int tuner_worker_spawn(struct tuner *t);

@@ -82,6 +82,9 @@ tuner_worker_child(struct tuner *t, int sock, pid_t parent)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(WORKER_EXIT_OK); /* the daemon died before prctl */
+	/* A chip's waits and the lock watch's reads are timed to the chip:
+	 * no 50 us timer slack on each. */
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGTERM, SIG_DFL);
@@ -139,10 +142,9 @@ static void tuner_worker_unhook(struct tuner *t)
 		close(t->sock);
 		t->sock = -1;
 	}
-	loop_del_timer(l, t->hang_timer);
-	loop_del_timer(l, t->begin_timer);
+	loop_del_timer(l, t->watch_timer);
 	loop_del_timer(l, t->probe_timer);
-	t->hang_timer = t->begin_timer = t->probe_timer = 0;
+	t->watch_timer = t->probe_timer = 0;
 }
 
 static int reap_blocking(pid_t pid)
@@ -298,42 +300,57 @@ static void tuner_kill_hung(struct tuner *t, enum tuner_op op,
 	tuner_worker_lost(t);
 }
 
-static long tuner_hang_fire(struct loop *l, uint64_t id, void *arg)
+/*
+ * The hang and liveness watch, one timer per worker.  A command that
+ * began (BEGIN) must end within a deadline and its grace; a command sent
+ * while the worker runs none must begin within as much, counted from the
+ * send or the worker's last report (progress): without this a stopped
+ * worker (SIGSTOP, a stuck read) would hold its tuner forever.  The times
+ * are stamps; the timer is armed only when none is, and on expiry it
+ * checks the stamps and re-arms for what is left, so a stream of
+ * commands costs no timer operation per command.
+ */
+static long tuner_watch_fire(struct loop *l, uint64_t id, void *arg)
 {
 	struct tuner *t = arg;
+	uint64_t limit = t->d->deadline_ms + TUNER_HANG_GRACE_MS;
+	uint64_t now = loop_now_ms(), since;
 
-	(void)l;
 	(void)id;
-	t->hang_timer = 0;
-	tuner_kill_hung(t, t->busy_op, "runs");
-	return LOOP_TIMER_DONE;
-}
-
-static long tuner_begin_fire(struct loop *l, uint64_t id, void *arg)
-{
-	struct tuner *t = arg;
-
-	(void)l;
-	(void)id;
-	t->begin_timer = 0;
-	if (t->has_inflight && !t->busy && t->pid)
+	t->watch_timer = 0;
+	if (!t->pid)
+		return LOOP_TIMER_DONE;
+	if (t->busy)
+		since = t->busy_since_ms;
+	else if (t->has_inflight && !t->send_err)
+		since = t->waiting_since_ms;
+	else
+		return LOOP_TIMER_DONE;
+	if (now - since < limit) {
+		t->watch_timer =
+		    loop_add_timer(l, since + limit - now, tuner_watch_fire, t);
+		return LOOP_TIMER_DONE;
+	}
+	if (t->busy)
+		tuner_kill_hung(t, t->busy_op, "runs");
+	else
 		tuner_kill_hung(t, t->inflight.op, "has not begun");
 	return LOOP_TIMER_DONE;
 }
 
-/*
- * The liveness watch: a command was sent and the worker is not running
- * another, so it must begin this one within a deadline and its grace.
- * The hang watch only starts once a command begins: without this, a
- * stopped worker (SIGSTOP, a stuck read) would hold its tuner forever.
- * Re-armed whenever the worker shows progress (a command ended).
- */
+static void tuner_watch_arm(struct tuner *t)
+{
+	if (!t->watch_timer)
+		t->watch_timer = loop_add_timer(
+		    t->d->loop, t->d->deadline_ms + TUNER_HANG_GRACE_MS,
+		    tuner_watch_fire, t);
+}
+
+/* A command was sent, or the worker showed progress: ours must begin. */
 void tuner_watch_begin(struct tuner *t)
 {
-	loop_del_timer(t->d->loop, t->begin_timer);
-	t->begin_timer =
-	    loop_add_timer(t->d->loop, t->d->deadline_ms + TUNER_HANG_GRACE_MS,
-			   tuner_begin_fire, t);
+	t->waiting_since_ms = loop_now_ms();
+	tuner_watch_arm(t);
 }
 
 static void tuner_on_probed(struct tuner *t, const struct wmsg_probed *m)
@@ -362,6 +379,16 @@ static void tuner_on_probed(struct tuner *t, const struct wmsg_probed *m)
 	tuner_pump(t);
 }
 
+static void tuner_publish_started(struct tuner *t, enum tuner_origin origin,
+				  const char *by,
+				  const struct tstub_params *params)
+{
+	tuner_publish(t, "tuner.tune_started",
+		      json_pack("{s:s,s:s,s:o}", "origin",
+				tuner_origin_name(origin), "by", by, "params",
+				params_to_json(params)));
+}
+
 static void tuner_on_begin(struct tuner *t, const struct wmsg_begin *m)
 {
 	t->busy = 1;
@@ -369,18 +396,10 @@ static void tuner_on_begin(struct tuner *t, const struct wmsg_begin *m)
 	t->busy_origin = (enum tuner_origin)m->origin;
 	t->busy_params = m->params;
 	t->busy_since_ms = loop_now_ms();
-	loop_del_timer(t->d->loop, t->begin_timer);
-	t->begin_timer = 0;
-	loop_del_timer(t->d->loop, t->hang_timer);
-	t->hang_timer =
-	    loop_add_timer(t->d->loop, t->d->deadline_ms + TUNER_HANG_GRACE_MS,
-			   tuner_hang_fire, t);
+	tuner_watch_arm(t);
 	if (t->busy_op == TUNER_OP_TUNE)
-		tuner_publish(t, "tuner.tune_started",
-			      json_pack("{s:s,s:s,s:o}", "origin",
-					tuner_origin_name(t->busy_origin), "by",
-					tuner_changed_by_busy(t), "params",
-					params_to_json(&m->params)));
+		tuner_publish_started(t, t->busy_origin,
+				      tuner_changed_by_busy(t), &m->params);
 }
 
 static void tuner_on_done(struct tuner *t, const struct wmsg_done *m)
@@ -390,8 +409,11 @@ static void tuner_on_done(struct tuner *t, const struct wmsg_done *m)
 	char what[64] = "";
 	int hold = 0;
 
-	loop_del_timer(t->d->loop, t->hang_timer);
-	t->hang_timer = 0;
+	/* A short command from the stub has this one report: its start is
+	 * told here, just before its end. */
+	if (!m->began && op == TUNER_OP_TUNE)
+		tuner_publish_started(t, (enum tuner_origin)m->origin, by,
+				      &m->params);
 	t->busy = 0;
 	if (op == TUNER_OP_TUNE)
 		snprintf(what, sizeof(what), " %s %u Hz",
@@ -433,6 +455,15 @@ static void tuner_on_done(struct tuner *t, const struct wmsg_done *m)
 	}
 }
 
+/* The worker's lock watch saw the lock: as any status read, it answers
+ * the tunes waiting for it. */
+static void tuner_on_lock(struct tuner *t, const struct wmsg_lock *m)
+{
+	log_debug("tuner %u (%s): lock after tune %llu, %u watch reads", t->id,
+		  t->info.name, (unsigned long long)m->req_id, m->reads);
+	tuner_take_status(t, &m->status);
+}
+
 static void tuner_worker_readable(struct loop *l, int fd, unsigned int ev,
 				  void *arg)
 {
@@ -462,6 +493,9 @@ static void tuner_worker_readable(struct loop *l, int fd, unsigned int ev,
 		break;
 	case WMSG_DONE:
 		tuner_on_done(t, &m.done);
+		break;
+	case WMSG_LOCK:
+		tuner_on_lock(t, &m.lock);
 		break;
 	}
 }

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
+#define _GNU_SOURCE /* ppoll */
 #include "worker.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -14,93 +17,11 @@
 #include "plugin_open.h"
 #include "tuner.h"
 #include "worker_host.h"
+#include "worker_priv.h"
 #include "worker_proto.h"
 
 #define WORKER_BIND_RETRY_MS 20
 #define WORKER_GO_ON         (-1) /* worker_poll(): no exit yet */
-
-struct worker {
-	const struct worker_args *a;
-	void *priv;
-	struct tstub_params cur; /* last params set successfully */
-	int have_cur;
-	struct worker_ctx ctx;
-};
-
-/* One command, whichever side asked for it. */
-struct worker_cmd {
-	enum tuner_origin origin;
-	enum tuner_op op;
-	uint64_t req_id;
-	struct tstub_params params; /* TUNE */
-	uint32_t gate_open;         /* GATE */
-	uint64_t deadline_ns;
-	uint64_t t0;
-	int err;
-	struct tstub_status status;
-	int have_status;
-	struct tstub_freq freq;
-};
-
-/* Combine what the chip and the bridge's demodulator see: lock bits from
- * both, strength and CNR preferably from the demodulator (it measures the
- * signal the chip hands it), PLL lock and AFC from the chip. */
-static void worker_status_merge(struct tstub_status *st,
-				const struct tstub_status *dm)
-{
-	const uint32_t demod_first = TSTUB_ST_STRENGTH_DBM |
-				     TSTUB_ST_STRENGTH_REL | TSTUB_ST_CNR_DB |
-				     TSTUB_ST_CNR_REL;
-	uint32_t take =
-	    (dm->valid & demod_first) |
-	    (dm->valid & ~st->valid & (TSTUB_ST_AFC | TSTUB_ST_PLL_LOCK));
-
-	if (dm->valid & TSTUB_ST_FE_STATUS)
-		st->fe_status |= dm->fe_status;
-	st->valid |= dm->valid & TSTUB_ST_FE_STATUS;
-	if (take & TSTUB_ST_STRENGTH_DBM)
-		st->strength_mdbm = dm->strength_mdbm;
-	if (take & TSTUB_ST_STRENGTH_REL)
-		st->strength_rel = dm->strength_rel;
-	if (take & TSTUB_ST_CNR_DB)
-		st->cnr_mdb = dm->cnr_mdb;
-	if (take & TSTUB_ST_CNR_REL)
-		st->cnr_rel = dm->cnr_rel;
-	if (take & TSTUB_ST_AFC)
-		st->afc_hz = dm->afc_hz;
-	if (take & TSTUB_ST_PLL_LOCK)
-		st->pll_locked = dm->pll_locked;
-	st->valid |= take;
-	if (!st->frequency)
-		st->frequency = dm->frequency;
-	if (!st->bandwidth)
-		st->bandwidth = dm->bandwidth;
-}
-
-static int worker_read_status(struct worker *wk, struct tstub_status *st)
-{
-	union tstub_buf reply;
-	int err;
-
-	memset(st, 0, sizeof(*st));
-	err = wk->a->ops->get_status(wk->priv, st);
-	if (err)
-		return err;
-	if (wk->a->demod_status) {
-		err =
-		    worker_call(&wk->ctx, TSTUB_DEMOD_STATUS, NULL, 0, &reply);
-		if (!err)
-			worker_status_merge(st, tstub_body(&reply.hdr));
-		else if (err != -EOPNOTSUPP)
-			log_debug("tuner %u: demodulator status: %s",
-				  wk->a->client, strerror(-err));
-	}
-	if (!st->frequency && wk->have_cur)
-		st->frequency = wk->cur.frequency;
-	if (!st->bandwidth && wk->have_cur)
-		st->bandwidth = wk->cur.bandwidth;
-	return 0;
-}
 
 static int worker_get_frequency(struct worker *wk, struct tstub_freq *f)
 {
@@ -146,54 +67,97 @@ static int worker_exec(struct worker *wk, struct worker_cmd *c)
 	return -EINVAL;
 }
 
-static void worker_report(struct worker *wk, union wmsg *m)
-{
-	int err = wmsg_send(wk->a->daemon_fd, m);
+/*
+ * A command from the stub reports its start only once it has run for
+ * WORKER_BEGIN_LATE_NS: a one-shot POSIX timer, re-armed at each such
+ * command (one syscall, no other process woken), whose signal sends the
+ * BEGIN from wherever the command is, a plugin spinning without a host
+ * call included, so the daemon's hang watch sees every long command.
+ * The report owed for the previous tune goes first.  Runs in the signal
+ * handler: send() only, no logging, no allocation.
+ */
+static struct worker *late_worker;
 
-	if (err)
-		log_debug("tuner %u: report to the daemon: %s", wk->a->client,
-			  strerror(-err));
+static void worker_begin_late(struct worker *wk)
+{
+	if (!wk->begin_armed)
+		return;
+	wk->begin_armed = 0;
+	worker_settle_owed(wk, WORKER_OWED_NONE, NULL);
+	wmsg_send(wk->a->daemon_fd, &wk->begin);
+	wk->began = 1;
 }
 
-/* Tell the daemon a command starts (its hang watch), then run it. */
+static void worker_on_late(int sig)
+{
+	int saved = errno;
+
+	(void)sig;
+	if (late_worker)
+		worker_begin_late(late_worker);
+	errno = saved;
+}
+
+/* 0, or -errno: then every command reports its start at once. */
+static int worker_late_timer_init(struct worker *wk)
+{
+	/* To this thread: a test runs the worker beside other threads. */
+	struct sigevent sev = {.sigev_notify = SIGEV_THREAD_ID,
+			       .sigev_signo = SIGALRM};
+	struct sigaction sa = {.sa_handler = worker_on_late,
+			       .sa_flags = SA_RESTART};
+
+	sev._sigev_un._tid = gettid(); /* sigev_notify_thread_id */
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGALRM, &sa, NULL) < 0 ||
+	    timer_create(CLOCK_MONOTONIC, &sev, &wk->late_timer) < 0)
+		return -errno;
+	late_worker = wk;
+	wk->have_late_timer = 1;
+	return 0;
+}
+
+static void worker_late_timer_fini(struct worker *wk)
+{
+	if (!wk->have_late_timer)
+		return;
+	timer_delete(wk->late_timer);
+	wk->have_late_timer = 0;
+	late_worker = NULL;
+}
+
+/*
+ * Run a command.  Its start is reported (the daemon's hang watch, the
+ * tune_started event) at once for the daemon's and the restore's: the
+ * daemon closes a command of theirs that a crash cut short with its
+ * tuner.tune, so it must know the worker took it.  The stub's report it
+ * only past WORKER_BEGIN_LATE_NS: most end sooner and then have one
+ * report, their DONE (one cut short by a crash has no events).
+ */
 static void worker_run(struct worker *wk, struct worker_cmd *c)
 {
-	union wmsg m = {.begin = {.h.type = WMSG_BEGIN,
-				  .origin = c->origin,
-				  .op = c->op,
-				  .req_id = c->req_id,
-				  .params = c->params}};
+	const struct itimerspec late = {
+	    .it_value = {0, (long)WORKER_BEGIN_LATE_NS}};
 
-	worker_report(wk, &m);
+	wk->begin = (union wmsg){.begin = {.h.type = WMSG_BEGIN,
+					   .origin = c->origin,
+					   .op = c->op,
+					   .req_id = c->req_id,
+					   .params = c->params}};
+	wk->began = 0;
+	if (c->op == TUNER_OP_TUNE || c->op == TUNER_OP_INIT ||
+	    c->op == TUNER_OP_SLEEP)
+		worker_watch_stop(wk); /* the params it watched are gone */
 	c->t0 = loop_now_ns();
+	wk->begin_armed = 1;
+	if (c->origin != TUNER_ORIGIN_KERNEL || !wk->have_late_timer ||
+	    timer_settime(wk->late_timer, 0, &late, NULL) < 0)
+		worker_begin_late(wk);
 	wk->ctx.cmd_deadline_ns = c->deadline_ns;
 	c->err = worker_exec(wk, c);
-}
-
-/* After a tune: tell the stub when the tune did not come from it, read
- * the status; then report the command to the daemon. */
-static void worker_finish(struct worker *wk, struct worker_cmd *c,
-			  int notify_stub)
-{
-	union wmsg m = {.done = {.h.type = WMSG_DONE}};
-
-	if (c->op == TUNER_OP_TUNE && !c->err) {
-		if (notify_stub)
-			worker_notify(&wk->ctx, TSTUB_PARAMS_CHANGED, &wk->cur,
-				      sizeof(wk->cur));
-		c->have_status = !worker_read_status(wk, &c->status);
-	}
-	wk->ctx.cmd_deadline_ns = 0;
-	m.done.origin = c->origin;
-	m.done.op = c->op;
-	m.done.error = c->err;
-	m.done.req_id = c->req_id;
-	m.done.duration_ns = loop_now_ns() - c->t0;
-	m.done.params = c->params;
-	m.done.have_status = (uint32_t)c->have_status;
-	if (c->have_status)
-		m.done.status = c->status;
-	worker_report(wk, &m);
+	/* A signal past here finds nothing armed; one before sent it. */
+	wk->begin_armed = 0;
+	c->began = wk->began;
 }
 
 static int stub_op(uint16_t opcode, enum tuner_op *op)
@@ -258,7 +222,14 @@ static void worker_serve_stub(struct worker *wk, const union tstub_buf *m)
 	if (stub_reply(wk->ctx.stub_fd, h, c.err, body, len))
 		log_debug("tuner %u: reply to %s failed", wk->a->client,
 			  tstub_opcode_name(h->opcode));
-	worker_finish(wk, &c, 0);
+	/* The previous tune's report goes now, off the kernel's path; the
+	 * kernel's status read right after its tune is the tune's. */
+	worker_settle_owed(wk, WORKER_OWED_NONE,
+			   c.have_status ? &c.status : NULL);
+	if (c.op == TUNER_OP_TUNE && !c.err)
+		worker_finish_later(wk, &c);
+	else
+		worker_finish(wk, &c, 0);
 }
 
 static void worker_serve_daemon(struct worker *wk, const struct wmsg_cmd *m)
@@ -269,8 +240,10 @@ static void worker_serve_daemon(struct worker *wk, const struct wmsg_cmd *m)
 	    .req_id = m->req_id,
 	    .params = m->params,
 	    .deadline_ns = worker_deadline(&wk->ctx, m->deadline_ns),
+	    .lock_deadline_ns = m->lock_deadline_ns,
 	};
 
+	worker_settle_owed(wk, WORKER_OWED_READ, NULL);
 	if (c.op != TUNER_OP_TUNE && c.op != TUNER_OP_INIT &&
 	    c.op != TUNER_OP_SLEEP && c.op != TUNER_OP_STATUS) {
 		c.t0 = loop_now_ns();
@@ -344,18 +317,32 @@ static void worker_restore(struct worker *wk, const struct tstub_params *cached)
 	worker_finish(wk, &c, p != cached && !same_params(&c.params, cached));
 }
 
+/* Wait for a message, or until deferred work (an owed report, the lock
+ * watch's next read) is due. */
 static int worker_poll(struct worker *wk)
 {
 	struct pollfd p[2] = {
 	    {.fd = wk->ctx.stub_fd, .events = POLLIN},
 	    {.fd = wk->a->daemon_fd, .events = POLLIN},
 	};
+	struct timespec ts = {0, 0}, *timeout = NULL;
+	uint64_t now = loop_now_ns(), due = worker_next_due_ns(wk);
 	union tstub_buf m;
 	union wmsg w;
 	int n;
 
-	if (poll(p, 2, -1) < 0)
+	if (due) {
+		uint64_t wait = due > now ? due - now : 0;
+
+		ts.tv_sec = (time_t)(wait / 1000000000ull);
+		ts.tv_nsec = (long)(wait % 1000000000ull);
+		timeout = &ts;
+	}
+	n = ppoll(p, 2, timeout, NULL);
+	if (n < 0)
 		return errno == EINTR ? WORKER_GO_ON : WORKER_EXIT_OK;
+	if (n == 0)
+		return WORKER_GO_ON; /* deferred work is due */
 	if (p[1].revents) {
 		n = wmsg_recv(wk->a->daemon_fd, &w);
 		if (n == 0 || (n < 0 && n != -EAGAIN && n != -EBADMSG))
@@ -378,7 +365,10 @@ static int worker_loop(struct worker *wk)
 	union tstub_buf m;
 	int ret = WORKER_GO_ON;
 
+	/* Deferred work first: its stub calls may stash requests, which the
+	 * fifo then serves before the poll could block on them. */
 	while (ret == WORKER_GO_ON) {
+		worker_run_due(wk);
 		while (worker_fifo_pop(&wk->ctx, &m))
 			worker_serve_stub(wk, &m);
 		if (wk->ctx.stub_closed)
@@ -471,6 +461,10 @@ int worker_main(const struct worker_args *args)
 	}
 	worker_ctx_init(&wk->ctx, fd, a->client, a->info.name, a->firmware_dir,
 			a->deadline_ms, a->settle_permille);
+	if (worker_late_timer_init(wk))
+		log_warn("tuner %u: no timer for late command starts: each "
+			 "reports its start",
+			 a->client);
 	wk->ctx.host.abi = (uint32_t)a->abi;
 	if (worker_start(wk, &cached)) {
 		ret = wk->ctx.stub_closed ? WORKER_EXIT_STUB_GONE
@@ -481,6 +475,7 @@ int worker_main(const struct worker_args *args)
 	ret = worker_loop(wk);
 	a->ops->release(wk->priv);
 out:
+	worker_late_timer_fini(wk);
 	close(fd);
 out_wk:
 	free(wk);

@@ -17,8 +17,9 @@
 enum wmsg_type {
 	WMSG_CMD = 0x31,    /* daemon -> worker: run an API command */
 	WMSG_PROBED = 0x32, /* worker -> daemon: bind + probe result */
-	WMSG_BEGIN = 0x33,  /* worker -> daemon: a command starts */
+	WMSG_BEGIN = 0x33,  /* worker -> daemon: a command starts (late) */
 	WMSG_DONE = 0x34,   /* worker -> daemon: a command ended */
+	WMSG_LOCK = 0x35,   /* worker -> daemon: its lock watch saw lock */
 };
 
 struct wmsg_hdr {
@@ -32,6 +33,10 @@ struct wmsg_cmd {
 	uint32_t padding;
 	uint64_t req_id;
 	uint64_t deadline_ns; /* CLOCK_MONOTONIC, shared by both processes */
+	/* TUNE: a caller waits for lock until then (0: nobody waits).  A
+	 * tune that leaves the chip unlocked starts the worker's lock watch,
+	 * which reports the lock (WMSG_LOCK) the moment a read shows it. */
+	uint64_t lock_deadline_ns;
 	struct tstub_params params;
 };
 
@@ -50,16 +55,30 @@ struct wmsg_begin {
 	struct tstub_params params; /* TUNE */
 };
 
+/* The end of a command; for one from the stub that ran under
+ * WORKER_BEGIN_LATE_NS its one report (began 0: no BEGIN came, this one
+ * says it all).  The daemon's and the restore's always have a BEGIN. */
 struct wmsg_done {
 	struct wmsg_hdr h;
 	uint32_t origin;
 	uint32_t op;
 	int32_t error;
 	uint32_t have_status;
+	uint32_t began; /* a BEGIN was sent for it */
+	uint32_t padding;
 	uint64_t req_id;
 	uint64_t duration_ns;
 	struct tstub_params params; /* TUNE: the params asked for */
 	struct tstub_status status; /* after the command, if have_status */
+};
+
+/* The lock watch read the status and found lock. */
+struct wmsg_lock {
+	struct wmsg_hdr h;
+	uint32_t padding;
+	uint32_t reads;  /* status reads the watch took */
+	uint64_t req_id; /* the tune that started the watch */
+	struct tstub_status status;
 };
 
 union wmsg {
@@ -68,6 +87,7 @@ union wmsg {
 	struct wmsg_probed probed;
 	struct wmsg_begin begin;
 	struct wmsg_done done;
+	struct wmsg_lock lock;
 };
 
 static inline uint32_t wmsg_size(uint32_t type)
@@ -81,6 +101,8 @@ static inline uint32_t wmsg_size(uint32_t type)
 		return sizeof(struct wmsg_begin);
 	case WMSG_DONE:
 		return sizeof(struct wmsg_done);
+	case WMSG_LOCK:
+		return sizeof(struct wmsg_lock);
 	}
 	return 0;
 }

@@ -19,6 +19,7 @@
 #include "check.h"
 #include "command.h"
 #include "daemon.h"
+#include "eventbus.h"
 #include "fake_box.h"
 #include "lease.h"
 #include "log.h"
@@ -67,10 +68,33 @@ static int tuners_ready(void *arg)
 	return snap(1).state == TUNER_READY && snap(2).state == TUNER_READY;
 }
 
+/* ---- events: their types in order ---- */
+
+#define SEEN_MAX 256
+static char seen[SEEN_MAX][32];
+static int nseen;
+
+static void on_event(const struct event *ev, void *arg)
+{
+	(void)arg;
+	if (nseen < SEEN_MAX)
+		snprintf(seen[nseen++], sizeof(seen[0]), "%s", ev->type);
+}
+
+/* Index of the first event of this type from index from on, -1: none. */
+static int seen_at(const char *type, int from)
+{
+	for (int i = from; i < nseen; i++)
+		if (!strcmp(seen[i], type))
+			return i;
+	return -1;
+}
+
 /* ---- answers ---- */
 
 struct answer {
 	int calls;
+	int events_before; /* events published before the answer */
 	struct command_result res;
 };
 
@@ -81,6 +105,7 @@ static void on_answer(struct command_result *res, void *arg)
 	if (a->calls++)
 		json_decref(a->res.body);
 	a->res = *res;
+	a->events_before = nseen;
 }
 
 static int answered(void *arg)
@@ -291,6 +316,63 @@ static void test_tune(void)
 	answer_free(&a);
 }
 
+/* A lock that comes after the tune (the fixture's chip shows it from its
+ * fourth status read on) answers the wait the moment the worker's lock
+ * watch reports it: tuner.tune (unlocked), then tuner.lock, then the
+ * answer, and the daemon sent no status command of its own.  A poll
+ * would need status commands and answer after its tick. */
+static void test_lock_wait(void)
+{
+	struct command_client cl;
+	struct answer a;
+	uint64_t before;
+	uint32_t id = 2;
+	int tune, lock;
+
+	command_client_init(&cl, cs, ROLE_OPERATOR, "olga", 0);
+	CHECK(until(tuner_idle, &id, 3000));
+	before = snap(2).counters.api_commands;
+	nseen = 0;
+	CHECK_EQ_INT(call(&cl, 2, TUNER_OP_TUNE,
+			  "{\"delivery_system\":\"DVBT\",\"frequency\":"
+			  "555000000,\"wait_lock_ms\":10000}",
+			  NULL, &a),
+		     200);
+	CHECK(json_is_true(json_object_get(a.res.body, "locked")));
+	CHECK(json_is_true(json_object_get(
+	    json_object_get(a.res.body, "status"), "pll_locked")));
+	tune = seen_at("tuner.tune", 0);
+	lock = tune < 0 ? -1 : seen_at("tuner.lock", tune);
+	CHECK(tune >= 0 && lock > tune && lock < a.events_before);
+	CHECK_EQ_INT(snap(2).counters.api_commands - before, 1);
+	CHECK_EQ_INT(snap(2).locked, 1);
+	answer_free(&a);
+
+	/* A chip that never locks: answered at the wait's end, unlocked,
+	 * still without a status command. */
+	before = snap(2).counters.api_commands;
+	CHECK_EQ_INT(call(&cl, 2, TUNER_OP_TUNE,
+			  "{\"delivery_system\":\"DVBT\",\"frequency\":"
+			  "444000000,\"wait_lock_ms\":30}",
+			  NULL, &a),
+		     200);
+	CHECK(json_is_false(json_object_get(a.res.body, "locked")));
+	CHECK_EQ_INT(snap(2).counters.api_commands - before, 1);
+	answer_free(&a);
+
+	/* A client gone while its tune waits for lock is never answered. */
+	CHECK_EQ_INT(submit(&cl, 2, TUNER_OP_TUNE,
+			    "{\"delivery_system\":\"DVBT\",\"frequency\":"
+			    "444000000,\"wait_lock_ms\":10000}",
+			    NULL, &a),
+		     0);
+	CHECK(until(tuner_idle, &id, 3000));
+	command_client_cancel(&cl);
+	CHECK_EQ_INT(a.calls, 0);
+	CHECK_EQ_INT(call(&cl, 2, TUNER_OP_TUNE, TUNE_474 "}", NULL, &a), 200);
+	answer_free(&a);
+}
+
 static void test_leases(void)
 {
 	struct command_client cl;
@@ -400,6 +482,7 @@ int main(int argc, char **argv)
 	leases = lease_table_new(d.loop, d.events);
 	cs = command_service_new(&d, leases);
 	CHECK(leases && cs);
+	eventbus_subscribe(d.events, on_event, NULL);
 	CHECK_EQ_INT(daemon_start(&d), 0);
 
 	setup();
@@ -407,6 +490,7 @@ int main(int argc, char **argv)
 	test_queue_limit();
 	test_request_forms();
 	test_tune();
+	test_lock_wait();
 	test_leases();
 	test_shared_status();
 	test_cancel();

@@ -33,13 +33,25 @@ static int fixture_nop(void *priv)
 }
 
 /* Test hooks: these frequencies make the chip's driver crash or hang,
- * for the daemon's supervision tests. */
-#define FIXTURE_CRASH_HZ 666000000
-#define FIXTURE_HANG_HZ  777000000
+ * for the daemon's supervision tests, or its lock come late (the first
+ * FIXTURE_LATE_READS status reads after the tune show none) or never,
+ * for the lock wait's. */
+#define FIXTURE_CRASH_HZ     666000000
+#define FIXTURE_HANG_HZ      777000000
+#define FIXTURE_LATE_LOCK_HZ 555000000
+#define FIXTURE_NO_LOCK_HZ   444000000
+#define FIXTURE_LATE_READS   3
+
+/* One chip per worker process: the plugin's state may be global. */
+static int unlocked_reads; /* < 0: never locks */
 
 static int fixture_set_params(void *priv, const struct tstub_params *p)
 {
 	(void)priv;
+	unlocked_reads = p->frequency == FIXTURE_LATE_LOCK_HZ
+			     ? FIXTURE_LATE_READS
+			 : p->frequency == FIXTURE_NO_LOCK_HZ ? -1
+							      : 0;
 	if (p->frequency == FIXTURE_CRASH_HZ)
 		abort();
 	while (p->frequency == FIXTURE_HANG_HZ)
@@ -51,7 +63,9 @@ static int fixture_get_status(void *priv, struct tstub_status *st)
 {
 	(void)priv;
 	st->valid = TSTUB_ST_PLL_LOCK;
-	st->pll_locked = 1;
+	st->pll_locked = unlocked_reads == 0;
+	if (unlocked_reads > 0)
+		unlocked_reads--;
 	return 0;
 }
 

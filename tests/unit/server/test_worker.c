@@ -4,7 +4,9 @@
  * probe over I2C during which the stub sends a request (served after the
  * probe and the restore), demodulator status merged into GET_STATUS, an
  * API tune that tells the stub PARAMS_CHANGED, and every command reported
- * to the daemon's end of the socketpair.
+ * to the daemon's end of the socketpair: the stub's short commands with
+ * one report each (no BEGIN), a stub's tune reported after the kernel's
+ * next request with that request's status read as its own.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -118,6 +120,31 @@ static const struct tstub_status demod = {
     .cnr_mdb = 28000,
 };
 
+/* A tune from the stub and, already queued when it is answered, the
+ * kernel's status read: the worker reads nothing of its own between. */
+static void *box_stub_tune(struct box *b)
+{
+	struct tstub_params p = {.delsys = TSTUB_DELSYS_DVBT,
+				 .frequency = 514000000,
+				 .bandwidth = 8000000};
+	union tstub_buf m;
+
+	fake_send(b->fd, TSTUB_SET_PARAMS, 0, 501, 0, CLIENT, &p, sizeof(p));
+	if (box_expect(b, &m, TSTUB_I2C_XFER))
+		return NULL;
+	/* Sent before the transfer's reply: queued when the tune ends. */
+	fake_send(b->fd, TSTUB_GET_STATUS, 0, 502, 0, CLIENT, NULL, 0);
+	fake_reply(b->fd, &m.hdr, 0, NULL, 0);
+	if (box_expect(b, &m, TSTUB_SET_PARAMS) || m.hdr.unique != 501)
+		return NULL;
+	if (box_expect(b, &m, TSTUB_DEMOD_STATUS))
+		return NULL;
+	fake_reply(b->fd, &m.hdr, 0, &demod, sizeof(demod));
+	if (box_expect(b, &m, TSTUB_GET_STATUS) || m.hdr.unique != 502)
+		return NULL;
+	return NULL;
+}
+
 static void *box_run(void *arg)
 {
 	struct box *b = arg;
@@ -167,7 +194,7 @@ static void *box_run(void *arg)
 	if (box_expect(b, &m, TSTUB_DEMOD_STATUS))
 		return NULL;
 	fake_reply(b->fd, &m.hdr, -EOPNOTSUPP, NULL, 0);
-	return NULL;
+	return box_stub_tune(b);
 }
 
 /* ---- the daemon's end ---- */
@@ -204,9 +231,20 @@ static void *worker_thread(void *arg)
 	return NULL;
 }
 
+/* The next DONE; a BEGIN came before it exactly when it says so. */
+static void next_done(int fd, union wmsg *m, int *begins)
+{
+	int before = *begins;
+
+	CHECK(next_result(fd, m, begins) > 0);
+	CHECK_EQ_INT(m->h.type, WMSG_DONE);
+	CHECK_EQ_INT(*begins - before, (int)m->done.began);
+}
+
 static void check_reports(int fd, struct box *b)
 {
 	union wmsg m = {0};
+	struct wmsg_done tune;
 	int begins = 0;
 
 	CHECK(next_result(fd, &m, &begins) > 0);
@@ -214,12 +252,11 @@ static void check_reports(int fd, struct box *b)
 	CHECK_EQ_INT(m.probed.error, 0);
 	CHECK_EQ_INT(m.probed.stub_params.frequency, 474000000);
 
-	CHECK(next_result(fd, &m, &begins) > 0);
-	CHECK_EQ_INT(m.h.type, WMSG_DONE);
+	next_done(fd, &m, &begins);
 	CHECK_EQ_INT(m.done.origin, TUNER_ORIGIN_RESTORE);
 	CHECK_EQ_INT(m.done.op, TUNER_OP_INIT);
 
-	CHECK(next_result(fd, &m, &begins) > 0);
+	next_done(fd, &m, &begins);
 	CHECK_EQ_INT(m.done.origin, TUNER_ORIGIN_RESTORE);
 	CHECK_EQ_INT(m.done.op, TUNER_OP_TUNE);
 	CHECK_EQ_INT(m.done.error, 0);
@@ -227,11 +264,10 @@ static void check_reports(int fd, struct box *b)
 	CHECK_EQ_INT(m.done.have_status, 1);
 
 	/* The kernel's GET_STATUS, queued during the probe, served now. */
-	CHECK(next_result(fd, &m, &begins) > 0);
+	next_done(fd, &m, &begins);
 	CHECK_EQ_INT(m.done.origin, TUNER_ORIGIN_KERNEL);
 	CHECK_EQ_INT(m.done.op, TUNER_OP_STATUS);
 	CHECK_EQ_INT(m.done.have_status, 1);
-	CHECK_EQ_INT(begins, 3);
 
 	/* An API tune. */
 	m = (union wmsg){.cmd = {.h.type = WMSG_CMD,
@@ -241,15 +277,35 @@ static void check_reports(int fd, struct box *b)
 				 .params = {.delsys = TSTUB_DELSYS_DVBT,
 					    .frequency = 506000000}}};
 	CHECK_EQ_INT(wmsg_send(fd, &m), 0);
-	CHECK(next_result(fd, &m, &begins) > 0);
-	CHECK_EQ_INT(m.h.type, WMSG_DONE);
+	next_done(fd, &m, &begins);
 	CHECK_EQ_INT(m.done.origin, TUNER_ORIGIN_API);
 	CHECK_EQ_INT(m.done.req_id, 42);
 	CHECK_EQ_INT(m.done.error, 0);
 	CHECK_EQ_INT(m.done.have_status, 1); /* chip only: demod refused */
 	CHECK_EQ_INT(m.done.status.valid, TSTUB_ST_PLL_LOCK);
 	CHECK_EQ_INT(m.done.status.frequency, 506000000);
-	CHECK_EQ_INT(begins, 4);
+
+	/* The stub's tune: its report goes once the kernel's next request
+	 * was answered, with that request's status (the demodulator's
+	 * levels show it is the kernel's read); then the read's own. */
+	next_done(fd, &m, &begins);
+	CHECK_EQ_INT(m.done.origin, TUNER_ORIGIN_KERNEL);
+	CHECK_EQ_INT(m.done.op, TUNER_OP_TUNE);
+	CHECK_EQ_INT(m.done.params.frequency, 514000000);
+	tune = m.done;
+	next_done(fd, &m, &begins);
+	CHECK_EQ_INT(m.done.origin, TUNER_ORIGIN_KERNEL);
+	CHECK_EQ_INT(m.done.op, TUNER_OP_STATUS);
+	/* Unless the read ran past 1 ms (its BEGIN then had to follow the
+	 * tune's report, without a status). */
+	if (!m.done.began) {
+		CHECK_EQ_INT(tune.have_status, 1);
+		CHECK_EQ_INT(tune.status.strength_mdbm, -45500);
+	}
+	/* A BEGIN for each of the restore's two and the API's one; the
+	 * stub's three short ones have one report each, bar a stall past
+	 * 1 ms on a loaded machine. */
+	CHECK(begins >= 3 && begins <= 4);
 	(void)b;
 }
 
@@ -291,7 +347,7 @@ int main(void)
 	check_reports(sv[0], &b);
 	pthread_join(box_th, NULL);
 
-	CHECK_EQ_INT(b.step, 9);
+	CHECK_EQ_INT(b.step, 13);
 	CHECK_EQ_INT(b.status_after, 1);
 	/* Merged: lock bits and levels from the demodulator, PLL from the
 	 * chip, frequency from the params. */

@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: MIT
+/*
+ * bench_tune - a REST tune with wait_lock_ms through tunerd's real port,
+ * per chip, against the chip's driver alone on the same model.
+ *
+ * A simulated box process with the hardware's timing (its defaults: a
+ * 400 kHz bus, settle scale 1.0) carries an MT2060, a QT1010 and an
+ * XC3028, and an RF environment with two DVB-T multiplexes; tunerd
+ * serves it on a loopback port.  Each tune alternates between the
+ * multiplexes, so every request retunes and waits for a new lock.  The
+ * baseline, measured in the same run and interleaved chip by chip, runs
+ * the same plugin in this process straight on the chip model with the
+ * same bus time and settle (bench_tune_drv.c): the driver's own time,
+ * its waits and the chip's settle included.  Each run prints medians and
+ * their ratio; the summary gives the median ratio of the runs and its
+ * spread.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "bench_tune.h"
+#include "xc3028_fwgen.h"
+
+#define NCHIPS      3
+#define MAX_TUNES   1000
+#define MAX_RUNS    50
+#define WAIT_LOCK   "2000"
+#define I2C_KHZ     400 /* the box's defaults: its realistic timing */
+#define SETTLE      1.0
+#define FREQ_A      490000000u
+#define FREQ_B      514000000u
+#define READY_TRIES 600 /* x 50 ms: start-up, not measured */
+
+static const char *const chips[NCHIPS] = {"mt2060", "qt1010", "xc3028"};
+
+static const char bench_env[] = "DVBT 490000000 8000000 -52.5 28.5 \"MUX A\"\n"
+				"DVBT 514000000 8000000 -54.0 27.0 \"MUX B\"\n";
+
+struct procs {
+	char dir[64], fw[128], fwdir[96], plugins[PATH_MAX + 16];
+	pid_t box, daemon;
+	int port;
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median_u64(uint64_t *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_u64);
+	return n ? (double)v[n / 2] : 0.0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int free_port(void)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+
+	if (fd >= 0 && !bind(fd, (struct sockaddr *)&a, sizeof(a)) &&
+	    !getsockname(fd, (struct sockaddr *)&a, &len))
+		port = ntohs(a.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
+}
+
+/* The child dies with the bench; its output goes to log. */
+static pid_t spawn(char *const argv[], const char *log)
+{
+	pid_t parent = getpid(), pid = fork();
+
+	if (pid == 0) {
+		FILE *f = freopen(log, "w", stdout);
+
+		(void)f;
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
+		dup2(STDOUT_FILENO, STDERR_FILENO);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+static void stop(pid_t pid)
+{
+	if (pid > 0) {
+		kill(pid, SIGTERM);
+		waitpid(pid, NULL, 0);
+	}
+}
+
+static int write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	fputs(text, f);
+	return fclose(f) ? -1 : 0;
+}
+
+/* tunerd and the box from bin_dir (NULL: beside this program), the
+ * plugins from bin_dir/../plugins. */
+static int start_procs(struct procs *p, const char *bin_dir)
+{
+	char bin[PATH_MAX], path[PATH_MAX + 64], sock[96], app[96], env[96];
+	char stub[128], listen[64], log[128], err[256];
+	ssize_t n = readlink("/proc/self/exe", bin, sizeof(bin) - 1);
+
+	if (n <= 0)
+		return -1;
+	bin[n] = '\0';
+	*strrchr(bin, '/') = '\0';
+	if (bin_dir)
+		snprintf(bin, sizeof(bin), "%s", bin_dir);
+	snprintf(p->plugins, sizeof(p->plugins), "%s/../plugins", bin);
+	strcpy(p->dir, "/tmp/bench-tune-XXXXXX");
+	if (!mkdtemp(p->dir))
+		return -1;
+	snprintf(sock, sizeof(sock), "%s/sim.sock", p->dir);
+	snprintf(app, sizeof(app), "%s/app.sock", p->dir);
+	snprintf(env, sizeof(env), "%s/bench.env", p->dir);
+	snprintf(p->fwdir, sizeof(p->fwdir), "%s/fw", p->dir);
+	snprintf(p->fw, sizeof(p->fw), "%s/xc3028-v27.fw", p->fwdir);
+	if (write_file(env, bench_env) || mkdir(p->fwdir, 0700) ||
+	    xc3028_fwgen_write(p->fw, err, sizeof(err)))
+		return -1;
+	snprintf(path, sizeof(path), "%s/tunerd-simbox", bin);
+	snprintf(log, sizeof(log), "%s/box.log", p->dir);
+	p->box = spawn((char *[]){path, "--socket", sock, "--app-socket", app,
+				  "--tuners", "mt2060,qt1010,xc3028", "--env",
+				  env, "--firmware", p->fw, NULL},
+		       log);
+	p->port = free_port();
+	snprintf(path, sizeof(path), "%s/tunerd", bin);
+	snprintf(stub, sizeof(stub), "sim:%s", sock);
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", p->port);
+	snprintf(log, sizeof(log), "%s/tunerd.log", p->dir);
+	for (int i = 0; i < READY_TRIES && access(sock, F_OK); i++)
+		usleep(10000); /* start-up, not measured */
+	p->daemon = spawn((char *[]){path, "--stub", stub, "--plugin-dir",
+				     p->plugins, "--firmware-dir", p->fwdir,
+				     "--listen", listen, "--log-level", "warn",
+				     "--status-interval-ms", "0", NULL},
+			  log);
+	return p->box > 0 && p->daemon > 0 && p->port > 0 ? 0 : -1;
+}
+
+struct body {
+	char text[8192];
+	size_t len;
+};
+
+static size_t collect(char *ptr, size_t size, size_t n, void *arg)
+{
+	struct body *b = arg;
+	size_t len = size * n, room = sizeof(b->text) - 1 - b->len;
+
+	memcpy(b->text + b->len, ptr, len < room ? len : room);
+	b->len += len < room ? len : room;
+	b->text[b->len] = '\0';
+	return len;
+}
+
+/* GET or POST (post non-NULL); the HTTP status, 0 on failure. */
+static long http(CURL *c, const char *url, const char *post, struct body *b)
+{
+	long code = 0;
+
+	b->len = 0;
+	b->text[0] = '\0';
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
+	if (post)
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, post);
+	else
+		curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+	if (curl_easy_perform(c) == CURLE_OK)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+	return code;
+}
+
+static int wait_ready(CURL *c, int port)
+{
+	char url[128];
+	struct body b;
+
+	for (int i = 0; i < READY_TRIES; i++, usleep(50000)) {
+		int ready = 0;
+
+		for (int t = 1; t <= NCHIPS; t++) {
+			snprintf(url, sizeof(url),
+				 "http://127.0.0.1:%d/api/v1/tuners/%d", port,
+				 t);
+			ready += http(c, url, NULL, &b) == 200 &&
+				 strstr(b.text, "\"state\":\"ready\"");
+		}
+		if (ready == NCHIPS)
+			return 0;
+	}
+	return -1;
+}
+
+/* One REST tune with a lock wait, timed at the client; 0 on failure. */
+static uint64_t rest_tune(CURL *c, int port, int tuner, uint32_t freq,
+			  unsigned int *unlocked)
+{
+	char url[128], post[256];
+	struct body b;
+	uint64_t t0;
+	long code;
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/api/v1/tuners/%d/tune",
+		 port, tuner);
+	snprintf(post, sizeof(post),
+		 "{\"delivery_system\":\"DVBT\",\"frequency\":%u,"
+		 "\"bandwidth\":8000000,\"wait_lock_ms\":" WAIT_LOCK "}",
+		 freq);
+	t0 = bench_now_ns();
+	code = http(c, url, post, &b);
+	if (code != 200)
+		return 0;
+	if (!strstr(b.text, "\"locked\":true"))
+		(*unlocked)++;
+	return bench_now_ns() - t0;
+}
+
+struct run_result {
+	double rest_ms, drv_ms, ratio;
+	unsigned int unlocked, failed;
+};
+
+/* One run of one chip: n REST tunes, then n tunes of the driver alone. */
+static int run_chip(CURL *c, const struct procs *p, struct bench_drv *drv,
+		    int tuner, int n, struct run_result *r)
+{
+	static uint64_t rest[MAX_TUNES], alone[MAX_TUNES];
+	int ok = 0, dok = 0;
+
+	memset(r, 0, sizeof(*r));
+	for (int i = 0; i < n; i++) {
+		uint64_t ns = rest_tune(c, p->port, tuner,
+					i % 2 ? FREQ_B : FREQ_A, &r->unlocked);
+
+		if (ns)
+			rest[ok++] = ns;
+		else
+			r->failed++;
+	}
+	for (int i = 0; i < n; i++) {
+		uint64_t ns = bench_drv_tune(drv, i % 2 ? FREQ_B : FREQ_A);
+
+		if (ns)
+			alone[dok++] = ns;
+		else
+			r->failed++;
+	}
+	if (!ok || !dok)
+		return -1;
+	r->rest_ms = median_u64(rest, (size_t)ok) / 1e6;
+	r->drv_ms = median_u64(alone, (size_t)dok) / 1e6;
+	r->ratio = r->rest_ms / r->drv_ms;
+	return 0;
+}
+
+static void summary(const char *chip, struct run_result *res, int runs)
+{
+	double ratio[MAX_RUNS], rest[MAX_RUNS], drv[MAX_RUNS];
+
+	for (int i = 0; i < runs; i++) {
+		ratio[i] = res[i].ratio;
+		rest[i] = res[i].rest_ms;
+		drv[i] = res[i].drv_ms;
+	}
+	qsort(ratio, (size_t)runs, sizeof(double), cmp_double);
+	qsort(rest, (size_t)runs, sizeof(double), cmp_double);
+	qsort(drv, (size_t)runs, sizeof(double), cmp_double);
+	printf("%-7s REST %8.2f ms [%.2f..%.2f]  driver alone %8.2f ms "
+	       "[%.2f..%.2f]  ratio %.3fx [%.3f..%.3f]\n",
+	       chip, rest[runs / 2], rest[0], rest[runs - 1], drv[runs / 2],
+	       drv[0], drv[runs - 1], ratio[runs / 2], ratio[0],
+	       ratio[runs - 1]);
+}
+
+static int parse_args(int argc, char **argv, int *runs, int *tunes,
+		      const char **bin_dir)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--quick")) {
+			*runs = 2;
+			*tunes = 4;
+		} else if (!strcmp(argv[i], "--runs") && i + 1 < argc) {
+			*runs = atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--tunes") && i + 1 < argc) {
+			*tunes = atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--bin-dir") && i + 1 < argc) {
+			*bin_dir = argv[++i];
+		} else {
+			return -1;
+		}
+	}
+	return *runs >= 1 && *runs <= MAX_RUNS && *tunes >= 1 &&
+		       *tunes <= MAX_TUNES
+		   ? 0
+		   : -1;
+}
+
+static int bench(const struct procs *p, CURL *c, int runs, int tunes)
+{
+	static struct run_result res[NCHIPS][MAX_RUNS];
+	struct bench_drv *drv[NCHIPS] = {0};
+	char path[PATH_MAX + 32], err[256];
+	int ret = 0;
+
+	for (int k = 0; k < NCHIPS && !ret; k++) {
+		snprintf(path, sizeof(path), "%s/%s.so", p->plugins, chips[k]);
+		drv[k] = bench_drv_new(chips[k], path, p->fw, p->fwdir, I2C_KHZ,
+				       SETTLE, err, sizeof(err));
+		if (!drv[k]) {
+			fprintf(stderr, "bench_tune: %s alone: %s\n", chips[k],
+				err);
+			ret = -1;
+		}
+	}
+	for (int r = 0; r < runs && !ret; r++)
+		for (int k = 0; k < NCHIPS && !ret; k++) {
+			struct run_result *x = &res[k][r];
+
+			ret = run_chip(c, p, drv[k], k + 1, tunes, x);
+			printf("run %d %-7s REST %8.2f ms  alone %8.2f ms  "
+			       "%.3fx  (unlocked %u, failed %u)\n",
+			       r + 1, chips[k], x->rest_ms, x->drv_ms, x->ratio,
+			       x->unlocked, x->failed);
+			fflush(stdout);
+		}
+	if (!ret) {
+		printf("\nmedians of %d runs of %d tunes, [min..max] over the "
+		       "runs:\n",
+		       runs, tunes);
+		for (int k = 0; k < NCHIPS; k++)
+			summary(chips[k], res[k], runs);
+	}
+	for (int k = 0; k < NCHIPS; k++)
+		bench_drv_free(drv[k]);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	struct procs p = {0};
+	int runs = 5, tunes = 20, ret = 1;
+	const char *bin_dir = NULL;
+	struct curl_slist *h = NULL;
+	CURL *c;
+
+	if (parse_args(argc, argv, &runs, &tunes, &bin_dir)) {
+		fprintf(stderr, "usage: bench_tune [--quick] [--runs R] "
+				"[--tunes N] [--bin-dir DIR]\n");
+		return 2;
+	}
+	/* The baseline's bus waits are sleeps: without the default 50 us
+	 * slack each, as precise as the box's timerfds. */
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	c = curl_easy_init();
+	h = curl_slist_append(h, "Content-Type: application/json");
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 10000L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	if (start_procs(&p, bin_dir) || wait_ready(c, p.port)) {
+		fprintf(stderr,
+			"bench_tune: the box or tunerd did not start "
+			"(logs in %s)\n",
+			p.dir);
+		goto out;
+	}
+	printf("bench_tune: REST tune with wait_lock_ms through 127.0.0.1:%d "
+	       "against the driver alone on the chip model (bus %d kHz, "
+	       "settle scale %.1f)\n",
+	       p.port, I2C_KHZ, SETTLE);
+	ret = bench(&p, c, runs, tunes) ? 1 : 0;
+out:
+	stop(p.daemon);
+	stop(p.box);
+	curl_slist_free_all(h);
+	curl_easy_cleanup(c);
+	curl_global_cleanup();
+	return ret;
+}

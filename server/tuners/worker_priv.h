@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * worker_priv.h - private to a tuner's worker process: worker.c (the
+ * commands) and worker_after.c (what follows them: the status read after
+ * a tune, the report to the daemon, the lock watch).
+ */
+#ifndef TUNERD_WORKER_PRIV_H
+#define TUNERD_WORKER_PRIV_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "tuner.h"
+#include "worker.h"
+#include "worker_host.h"
+#include "worker_proto.h"
+
+/* The lock watch paces its reads at this fraction of the time since the
+ * tune began: a lock is seen at most ~3% of the tune's time late, and a
+ * chip that never locks costs a few hundred reads over a 10 s wait
+ * rather than a busy bus. */
+#define WORKER_LOCK_PACE_DIV    32
+#define WORKER_LOCK_READ_MIN_NS 50000ull
+
+/*
+ * The lock watch: a chip has no lock interrupt, so after a tune that left
+ * it unlocked while a caller waits for lock, the worker reads the status
+ * between commands until it shows lock (reported at once, WMSG_LOCK) or
+ * the caller's wait ends.  A new tune, init or sleep ends it; status and
+ * the kernel's other reads do not.
+ */
+struct lock_watch {
+	uint64_t until_ns; /* 0: no watch */
+	uint64_t since_ns; /* the tune began */
+	uint64_t next_ns;  /* the next read */
+	uint64_t req_id;
+	uint32_t reads;
+};
+
+/* One command, whichever side asked for it. */
+struct worker_cmd {
+	enum tuner_origin origin;
+	enum tuner_op op;
+	uint64_t req_id;
+	struct tstub_params params; /* TUNE */
+	uint32_t gate_open;         /* GATE */
+	uint64_t deadline_ns;
+	uint64_t lock_deadline_ns; /* TUNE: someone waits for lock */
+	uint64_t t0, t1;           /* began, ended (0: at the report) */
+	int began;                 /* its BEGIN was sent */
+	int err;
+	struct tstub_status status;
+	int have_status;
+	struct tstub_freq freq;
+};
+
+struct worker {
+	const struct worker_args *a;
+	void *priv;
+	struct tstub_params cur; /* last params set successfully */
+	int have_cur;
+	struct worker_ctx ctx;
+	struct lock_watch watch;
+	/* A stub's tune already answered whose status read and report wait
+	 * until the stub is quiet (owed_at_ns), so the kernel's next request
+	 * never queues behind them. */
+	struct worker_cmd owed;
+	uint64_t owed_at_ns; /* 0: none owed */
+	union wmsg begin;    /* the running command's start, if reported */
+	volatile sig_atomic_t begin_armed; /* not yet reported: the timer may */
+	volatile sig_atomic_t began;
+	timer_t late_timer;
+	int have_late_timer;
+};
+
+/* A command that runs longer reports its start (BEGIN). */
+#define WORKER_BEGIN_LATE_NS 1000000ull
+
+/* How a stub's tune owed its status gets it. */
+enum worker_owed {
+	WORKER_OWED_READ = 1, /* read it now */
+	WORKER_OWED_NONE,     /* the stub is busy again: none (null) */
+};
+
+/* worker_after.c */
+int worker_read_status(struct worker *wk, struct tstub_status *st);
+void worker_report(struct worker *wk, union wmsg *m);
+/* Report c to the daemon: after a good tune, notify the stub when asked
+ * and read the status first (the API's tunes answer with it). */
+void worker_finish(struct worker *wk, struct worker_cmd *c, int notify_stub);
+/* A stub's good tune, answered: its status read and report wait until
+ * the stub is quiet or a command comes. */
+void worker_finish_later(struct worker *wk, struct worker_cmd *c);
+/* Send the owed report: with a fresh read, none, or the status st of a
+ * read that came first (the kernel's own, right after the tune). */
+void worker_settle_owed(struct worker *wk, enum worker_owed how,
+			const struct tstub_status *st);
+/* The time the next deferred work is due (0: none), and doing it. */
+uint64_t worker_next_due_ns(const struct worker *wk);
+void worker_run_due(struct worker *wk);
+/* A new tune, init or sleep makes the watched params history. */
+void worker_watch_stop(struct worker *wk);
+
+#endif /* TUNERD_WORKER_PRIV_H */
