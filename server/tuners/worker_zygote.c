@@ -11,16 +11,20 @@
 #define _GNU_SOURCE /* close_range, CLONE_PARENT */
 #include "worker_zygote.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -45,6 +49,20 @@ struct zygote_req {
 	char firmware_dir[PATH_MAX];
 };
 
+/* Plugins the zygote holds open, so that a worker's dlopen() of the same
+ * file only counts a reference: loading it anew in each worker would write
+ * to the link map of every library the daemon links (the loader sorts
+ * them all), copying those heap pages into each worker.  A plugin gets
+ * here only after its trial loaded it in a child of its own. */
+#define ZYGOTE_PRELOAD_MAX 16
+
+struct zygote_preload {
+	char *path;
+	struct stat st; /* the file it was loaded from */
+	void *handle;
+};
+
+static struct zygote_preload preloads[ZYGOTE_PRELOAD_MAX];
 static int zygote_fd = -1;
 static pid_t zygote_pid;
 
@@ -128,6 +146,50 @@ static ssize_t zygote_recv(int fd, struct zygote_req *r, int *sock)
 	return n;
 }
 
+static int same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+	       a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+	       a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+/* Hold path open; a file replaced since is closed first, so the worker
+ * loads the new one.  Best effort: the worker opens and checks the plugin
+ * itself either way. */
+static void zygote_preload(const char *path)
+{
+	struct zygote_preload *free_slot = NULL;
+	struct stat st;
+
+	if (stat(path, &st))
+		return;
+	for (int i = 0; i < ZYGOTE_PRELOAD_MAX; i++) {
+		struct zygote_preload *p = &preloads[i];
+
+		if (!p->path) {
+			free_slot = free_slot ? free_slot : p;
+			continue;
+		}
+		if (strcmp(p->path, path))
+			continue;
+		if (same_file(&p->st, &st))
+			return;
+		dlclose(p->handle);
+		free(p->path);
+		memset(p, 0, sizeof(*p));
+		free_slot = p;
+	}
+	if (!free_slot || !(free_slot->path = strdup(path)))
+		return;
+	free_slot->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	free_slot->st = st;
+	if (!free_slot->handle) {
+		free(free_slot->path);
+		free_slot->path = NULL;
+	}
+}
+
 /*
  * The worker is made with the raw clone system call, which glibc's fork()
  * cannot do: CLONE_PARENT makes it the daemon's child.  What fork() adds
@@ -152,6 +214,7 @@ static void __attribute__((noreturn)) zygote_serve(int fd)
 			r.plugin_path[PATH_MAX - 1] = '\0';
 			r.firmware_dir[PATH_MAX - 1] = '\0';
 			r.stub.path[PATH_MAX - 1] = '\0';
+			zygote_preload(r.plugin_path);
 			pid = (pid_t)syscall(SYS_clone, CLONE_PARENT | SIGCHLD,
 					     NULL, NULL, NULL, 0);
 			if (pid == 0) {
@@ -189,6 +252,11 @@ int worker_zygote_start(void)
 			_exit(0);
 		close_fds_but(sv[1]);
 		log_set_tag("tunerd-zygote");
+		/* The libraries' constructors (TLS, HTTP) left small freed
+		 * chunks all over the heap.  A worker's first large malloc
+		 * would coalesce them, writing to (and so copying) every page
+		 * they lie on; done here once, the workers share the result. */
+		malloc_trim(0);
 		zygote_serve(sv[1]);
 	}
 	close(sv[1]);
