@@ -78,6 +78,12 @@ class ScaleTest(ApiBoxTest):
         want = set(range(1, NTUNERS + 1))
         for n, got in enumerate(seen):
             self.assertEqual(got, want, "subscriber %d" % n)
+        # the list (a cached text) shows every tune
+        r = self.api("GET", "/api/v1/tuners", timeout=30)
+        self.assertEqual(r.status, 200)
+        tuned = {t["id"]: (t.get("params") or {}).get("frequency")
+                 for t in json.loads(r.body)["tuners"]}
+        self.assertEqual(tuned, {i: TUNE["frequency"] for i in want})
 
 
 if __name__ == "__main__":

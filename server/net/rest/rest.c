@@ -98,7 +98,6 @@ enum MHD_Result rest_reply_text(struct rest_req *r, unsigned int code,
 				char *text, size_t len)
 {
 	struct MHD_Response *resp;
-	enum MHD_Result ret;
 
 	resp =
 	    MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
@@ -106,7 +105,15 @@ enum MHD_Result rest_reply_text(struct rest_req *r, unsigned int code,
 		free(text);
 		return MHD_NO;
 	}
-	if (text)
+	return rest_queue_response(r, code, resp, text != NULL);
+}
+
+enum MHD_Result rest_queue_response(struct rest_req *r, unsigned int code,
+				    struct MHD_Response *resp, int json)
+{
+	enum MHD_Result ret;
+
+	if (json)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
 					"application/json");
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
