@@ -101,6 +101,8 @@ void tuner_take_status(struct tuner *t, const struct tstub_status *st);
 
 /* tuner_worker.c */
 int tuner_worker_spawn(struct tuner *t);
+/* Its failure as the tuner's error, naming the limit that was hit. */
+void tuner_spawn_error(struct tuner *t, int err);
 void tuner_worker_stop(struct tuner *t, const char *why);
 void tuner_watch_begin(struct tuner *t);
 void tuner_worker_reaped(struct tuner *t, int wstatus);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -125,6 +126,25 @@ int tuner_worker_spawn(struct tuner *t)
 	return 0;
 }
 
+void tuner_spawn_error(struct tuner *t, int err)
+{
+	struct rlimit rl = {0};
+
+	if (err == -EMFILE && !getrlimit(RLIMIT_NOFILE, &rl))
+		tuner_set_error(t, err,
+				"cannot start a worker: the daemon's open file "
+				"limit (RLIMIT_NOFILE %llu) is reached",
+				(unsigned long long)rl.rlim_cur);
+	else if (err == -EAGAIN && !getrlimit(RLIMIT_NPROC, &rl))
+		tuner_set_error(t, err,
+				"cannot start a worker: the process limit "
+				"(RLIMIT_NPROC %llu) or memory is exhausted",
+				(unsigned long long)rl.rlim_cur);
+	else
+		tuner_set_error(t, err, "cannot start a worker: %s",
+				strerror(-err));
+}
+
 static void tuner_worker_unhook(struct tuner *t)
 {
 	struct loop *l = t->d->loop;
@@ -185,8 +205,7 @@ static long tuner_restart_fire(struct loop *l, uint64_t id, void *arg)
 		return LOOP_TIMER_DONE;
 	err = tuner_worker_spawn(t);
 	if (err) {
-		tuner_set_error(t, err, "cannot start a worker: %s",
-				strerror(-err));
+		tuner_spawn_error(t, err);
 		tuner_fail_requests(t, -ENODEV, -ENODEV);
 		tuner_set_state(t, TUNER_FAILED, t->last_error_msg);
 	}
