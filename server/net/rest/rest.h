@@ -139,6 +139,9 @@ void rest_cache_free(struct net_api *net);
  * tuner's text or the set of tuners changed; every response sends the one
  * shared copy (reference-counted, no per-request copy). */
 enum MHD_Result rest_reply_tuners(struct rest_req *r);
+/* A request that may change a tuner or lease began: the list is checked
+ * again at the next GET. */
+void rest_tuners_touch(struct net_api *net);
 
 /* GET .../status: from the recent status (?max_age_ms) or through the
  * command service (rest_status.c); free the status texts at shutdown. */

@@ -15,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon.h"
 #include "lease.h"
+#include "loop.h"
 #include "net_api.h"
 #include "rest.h"
 
@@ -23,6 +25,7 @@ struct tuners_list {
 	struct tuners_text *text; /* NULL until the first request */
 	uint64_t changes;         /* tuner texts made again, ever */
 	struct tuner_text *hint;  /* the entry after the last one found */
+	uint64_t checked_at;      /* loop_dispatched() when last checked */
 };
 
 /* One version of the list's text, shared by the cache and responses. */
@@ -150,9 +153,17 @@ static struct tuners_text *tuners_text(struct net_api *net)
 	struct tuners_text *t;
 	struct tuner_snapshot s;
 	size_t n = 0, len = sizeof(head) - 1 + sizeof(tail) - 1, tl;
+	uint64_t now;
 
 	if (!l)
 		return NULL;
+	/* Tuners change in loop callbacks (worker reports, timers) and in
+	 * requests that are not GETs (rest_tuners_touch()); many GETs answered
+	 * in one callback need one check. */
+	now = net->d && net->d->loop ? loop_dispatched(net->d->loop) : 0;
+	if (now && l->text && l->checked_at == now)
+		return l->text;
+	l->checked_at = now;
 	l->hint = net->tuner_texts;
 	for (struct tuner *tu = tuner_first(net->d); tu; tu = tuner_next(tu)) {
 		tuner_snapshot(tu, &s);
@@ -191,6 +202,12 @@ static struct tuners_text *tuners_text(struct net_api *net)
 	tuners_text_unref(l->text);
 	l->text = t;
 	return t;
+}
+
+void rest_tuners_touch(struct net_api *net)
+{
+	if (net->tuners_list)
+		net->tuners_list->checked_at = 0;
 }
 
 enum MHD_Result rest_reply_tuners(struct rest_req *r)
