@@ -44,6 +44,7 @@
 #include "tuner_stub.h"
 
 #define BENCH_MAX_CLIENTS 64
+#define BENCH_MAX_TUNERS  1024
 #define BENCH_ROUNDS      5
 #define BENCH_K_READS     200 /* fresh status reads that count transfers */
 
@@ -176,6 +177,7 @@ static void stop(pid_t pid)
 }
 
 struct procs {
+	int ntuners; /* MT2060, QT1010, XC3028 in turn */
 	char dir[64];
 	char app[128]; /* the box's app socket */
 	pid_t box, daemon;
@@ -204,6 +206,8 @@ static int start_procs(struct procs *p)
 	char bin[PATH_MAX], path[PATH_MAX + 64], sock[128], env[128];
 	char stub[160], plugins[PATH_MAX + 16], listen[64], log[128],
 	    state[128];
+	static const char *const chips[] = {"mt2060", "qt1010", "xc3028"};
+	char tuners[BENCH_MAX_TUNERS * 8] = "";
 	ssize_t n = readlink("/proc/self/exe", bin, sizeof(bin) - 1);
 	int fd = -1;
 	FILE *f;
@@ -223,13 +227,17 @@ static int start_procs(struct procs *p)
 		return -1;
 	fputs(bench_env, f);
 	fclose(f);
+	for (int i = 0; i < p->ntuners; i++)
+		snprintf(tuners + strlen(tuners),
+			 sizeof(tuners) - strlen(tuners), "%s%s", i ? "," : "",
+			 chips[i % 3]);
 	snprintf(path, sizeof(path), "%s/tunerd-simbox", bin);
 	snprintf(log, sizeof(log), "%s/box.log", p->dir);
 	/* No modeled bus time or settling: the baseline has none either. */
 	p->box =
 	    spawn((char *[]){path, "--socket", sock, "--app-socket", p->app,
-			     "--tuners", "mt2060", "--env", env,
-			     "--settle-scale", "0", "--i2c-khz", "0", NULL},
+			     "--tuners", tuners, "--env", env, "--settle-scale",
+			     "0", "--i2c-khz", "0", NULL},
 		  log);
 	for (int i = 0; i < 500 && fd < 0; i++, usleep(10000))
 		fd = unix_connect(p->app); /* start-up, not measured */
@@ -246,7 +254,8 @@ static int start_procs(struct procs *p)
 	snprintf(state, sizeof(state), "%s/state", p->dir);
 	p->daemon = spawn((char *[]){path, "--stub", stub, "--plugin-dir",
 				     plugins, "--listen", listen, "--log-level",
-				     "warn", "--state-dir", state, NULL},
+				     "warn", "--firmware-dir", p->dir,
+				     "--state-dir", state, NULL},
 			  log);
 	return p->box > 0 && p->daemon > 0 ? 0 : -1;
 }
@@ -317,18 +326,28 @@ static int measure_k(CURL *c, const struct procs *p, struct bench_bare_cfg *b)
 	return 0;
 }
 /* Wait for tuner 1 to be ready, then tune it. */
-static int prepare(CURL *c, int port)
+static int count_ready(const char *text)
+{
+	int n = 0;
+
+	for (const char *s = text; s && (s = strstr(s, "\"state\":\"ready\""));
+	     s++)
+		n++;
+	return n;
+}
+
+static int prepare(CURL *c, int port, int ntuners)
 {
 	char url[128];
 	struct bench_body b = {0};
 	struct curl_slist *h = NULL;
 	long code = 0;
 
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d/api/v1/tuners/1", port);
-	for (int i = 0; i < 200; i++, usleep(50000)) {
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/api/v1/tuners", port);
+	for (int i = 0; i < 400; i++, usleep(50000)) {
 		free(b.data);
 		b = (struct bench_body){0};
-		if (get(c, url, &b) == 200 && strstr(b.data, "\"ready\""))
+		if (get(c, url, &b) == 200 && count_ready(b.data) == ntuners)
 			break;
 	}
 	free(b.data);
@@ -407,11 +426,13 @@ static void cleanup(const struct procs *p)
 	rmdir(p->dir);
 }
 
-static int parse_args(int argc, char **argv, double *secs, int *clients)
+static int parse_args(int argc, char **argv, double *secs, int *clients,
+		      int *ntuners)
 {
 	static const struct option opts[] = {
 	    {"seconds", required_argument, NULL, 's'},
 	    {"clients", required_argument, NULL, 'c'},
+	    {"tuners", required_argument, NULL, 't'},
 	    {NULL, 0, NULL, 0},
 	};
 	int c;
@@ -421,14 +442,17 @@ static int parse_args(int argc, char **argv, double *secs, int *clients)
 			*secs = atof(optarg);
 		else if (c == 'c')
 			*clients = atoi(optarg);
+		else if (c == 't')
+			*ntuners = atoi(optarg);
 		else
 			return -1;
 	}
-	if (*clients < 1 || *clients > BENCH_MAX_CLIENTS || *secs <= 0) {
+	if (*clients < 1 || *clients > BENCH_MAX_CLIENTS || *secs <= 0 ||
+	    *ntuners < 1 || *ntuners > BENCH_MAX_TUNERS) {
 		fprintf(stderr,
 			"usage: bench_rest [--seconds S] "
-			"[--clients 1..%d]\n",
-			BENCH_MAX_CLIENTS);
+			"[--clients 1..%d] [--tuners 1..%d]\n",
+			BENCH_MAX_CLIENTS, BENCH_MAX_TUNERS);
 		return -1;
 	}
 	return 0;
@@ -442,6 +466,9 @@ static int fetch_bodies(CURL *h, int port, struct bench_bare_cfg *b)
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/api/v1/tuners/1/status",
 		 port);
 	if (get(h, url, &b->status) != 200)
+		return -1;
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/api/v1/tuners", port);
+	if (get(h, url, &b->tuners) != 200)
 		return -1;
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/api/v1/tuners/1", port);
 	return get(h, url, &b->tuner) == 200 ? 0 : -1;
@@ -471,22 +498,26 @@ static void run_all(const struct bench_bare_cfg *b, int tport, int clients,
 		"bare MHD front answering the same bytes",
 		"/api/v1/tuners/1/status?max_age_ms=2000", tport, b->port,
 		clients, secs);
+	snprintf(hops, sizeof(hops),
+		 "bare MHD front answering the same %zu bytes", b->tuners.len);
+	compare("GET /api/v1/tuners (every tuner)", hops, "/api/v1/tuners",
+		tport, b->port, clients, secs);
 }
 
 int main(int argc, char **argv)
 {
 	struct bench_bare_cfg bare = {0};
-	struct procs p = {0};
+	struct procs p = {.ntuners = 1};
 	pid_t front = -1;
 	double secs = 5.0;
 	int clients = 8, ret = 1;
 	CURL *h;
 
-	if (parse_args(argc, argv, &secs, &clients))
+	if (parse_args(argc, argv, &secs, &clients, &p.ntuners))
 		return 2;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	h = curl_easy_init();
-	if (start_procs(&p) || prepare(h, p.port) ||
+	if (start_procs(&p) || prepare(h, p.port, p.ntuners) ||
 	    fetch_bodies(h, p.port, &bare) || measure_k(h, &p, &bare)) {
 		fprintf(stderr,
 			"bench_rest: tunerd did not come up (logs in "
@@ -509,6 +540,7 @@ out:
 	stop(p.box);
 	free(bare.status.data);
 	free(bare.tuner.data);
+	free(bare.tuners.data);
 	curl_global_cleanup();
 	if (ret == 0)
 		cleanup(&p);

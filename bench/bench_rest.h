@@ -20,6 +20,7 @@ struct bench_bare_cfg {
 	int port;
 	struct bench_body tuner;  /* GET /api/v1/tuners/1 */
 	struct bench_body status; /* GET /api/v1/tuners/1/status[?...] */
+	struct bench_body tuners; /* GET /api/v1/tuners */
 	/* One fresh status read: k I2C round trips between the worker and
 	 * the box, each xfer_len bytes answered with xfer_reply_len. */
 	unsigned int k;

@@ -192,6 +192,8 @@ static enum MHD_Result bare_answer(void *cls, struct MHD_Connection *c,
 		read_start(f);
 		return MHD_YES;
 	}
+	if (strcmp(url, "/api/v1/tuners") == 0)
+		return respond(c, &f->cfg->tuners);
 	return respond(c, status ? &f->cfg->status : &f->cfg->tuner);
 }
 

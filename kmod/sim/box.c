@@ -109,7 +109,8 @@ int box_unix_listen(const char *path, int type, char *err, size_t errlen)
 		if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 			goto fail;
 	}
-	if (listen(fd, 64) < 0)
+	/* 256 workers may open their tuner channels at once. */
+	if (listen(fd, SOMAXCONN) < 0)
 		goto fail;
 	return fd;
 fail:
@@ -172,6 +173,11 @@ static int box_setup(struct sim_box *box, const struct sim_box_config *cfg,
 	if (!cfg->stub_path || !cfg->bridges || !cfg->nbridges) {
 		snprintf(err, errlen, "no stub socket path or no bridges");
 		return -EINVAL;
+	}
+	if (cfg->nbridges > SIM_BOX_TUNERS_MAX) {
+		snprintf(err, errlen, "%zu tuners: a box models at most %d",
+			 cfg->nbridges, SIM_BOX_TUNERS_MAX);
+		return -E2BIG;
 	}
 	if (!(cfg->nak_rate >= 0.0 && cfg->nak_rate <= 1.0) ||
 	    !(cfg->settle_scale >= 0.0)) {

@@ -25,6 +25,10 @@
 #define SIM_BOX_DEADLINE_MS_DEFAULT 3000
 /* Kernel-side requests waiting per client, the one in flight included. */
 #define SIM_BOX_QUEUE_MAX 64
+/* Tuners (bridges) a box models.  The stub ABI's own limit is its 32-bit
+ * max_clients; this one bounds the box's fds (a stub channel and a stream
+ * socket each) and its control channel's queue. */
+#define SIM_BOX_TUNERS_MAX 1024
 
 struct sim_box;
 

@@ -23,8 +23,10 @@
  * Workers send BIND right after connecting, well within it.
  */
 #define CHAN_BIND_GRACE_MS 1000
-/* Messages waiting for room in a socket nobody reads: the daemon hangs. */
-#define CHAN_OUT_MAX 256
+/* Messages waiting for room in a socket nobody reads: the daemon hangs.
+ * A resend puts a LOAD_PLUGIN and then an ATTACH per tuner on the control
+ * channel at once, so the bound follows the box's tuner limit. */
+#define CHAN_OUT_MAX (2 * SIM_BOX_TUNERS_MAX + 64)
 
 #define CHAN_EVENTS LOOP_READ
 
@@ -45,6 +47,10 @@ int box_chan_send(struct box_channel *chan, const union tstub_buf *msg)
 			goto broken;
 	}
 	if (chan->nout >= CHAN_OUT_MAX) {
+		box_log(chan->box, 0,
+			"channel %u: %d messages wait for the peer to read "
+			"(the limit)",
+			chan->id, CHAN_OUT_MAX);
 		errno = ENOBUFS;
 		goto broken;
 	}

@@ -14,19 +14,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "box.h"
 #include "xc3028_fwgen.h"
 
-#define SIMBOX_MAX_TUNERS     64
 #define SIMBOX_DEFAULT_TUNERS "mt2060,qt1010,xc3028,mt2060"
 
 struct simbox_opts {
 	struct sim_box_config cfg;
-	struct sim_box_bridge bridges[SIMBOX_MAX_TUNERS];
-	char names[SIMBOX_MAX_TUNERS][32];
+	struct sim_box_bridge bridges[SIM_BOX_TUNERS_MAX];
+	char names[SIM_BOX_TUNERS_MAX][32];
 	char stub_path[PATH_MAX];
 	char app_path[PATH_MAX];
 	char fw_path[PATH_MAX];
@@ -83,8 +83,9 @@ static int parse_num(const char *s, double min, double max, double *out)
 	return 0;
 }
 
-/* "mt2060,qt1010:0xF001,...": bridge N has adapter N, client id N + 1. */
-static int parse_tuners(struct simbox_opts *o)
+/* "mt2060,qt1010:0xF001,...": bridge N has adapter N, client id N + 1.
+ * A refused list is named with its reason in why. */
+static int parse_tuners(struct simbox_opts *o, char *why, size_t whylen)
 {
 	const char *s = o->tuners;
 	size_t n = 0;
@@ -93,9 +94,19 @@ static int parse_tuners(struct simbox_opts *o)
 		size_t len = strcspn(s, ",");
 		char *colon, *end;
 
-		if (n == SIMBOX_MAX_TUNERS || !len ||
-		    len >= sizeof(o->names[0]))
+		if (n == SIM_BOX_TUNERS_MAX) {
+			snprintf(why, whylen,
+				 "more than %d tuners (the box's "
+				 "limit)",
+				 SIM_BOX_TUNERS_MAX);
+			return -E2BIG;
+		}
+		if (!len || len >= sizeof(o->names[0])) {
+			snprintf(why, whylen, "tuner %zu: %s", n + 1,
+				 len ? "name longer than 31 characters"
+				     : "empty name");
 			return -EINVAL;
+		}
 		memcpy(o->names[n], s, len);
 		o->names[n][len] = '\0';
 		colon = strchr(o->names[n], ':');
@@ -104,8 +115,13 @@ static int parse_tuners(struct simbox_opts *o)
 			errno = 0;
 			o->bridges[n].chip_id =
 			    (uint32_t)strtoul(colon + 1, &end, 0);
-			if (errno || end == colon + 1 || *end)
+			if (errno || end == colon + 1 || *end) {
+				snprintf(why, whylen,
+					 "tuner %zu: bad chip id "
+					 "'%s'",
+					 n + 1, colon + 1);
 				return -EINVAL;
+			}
 		}
 		o->bridges[n].chip = o->names[n];
 		o->bridges[n].adapter = (uint32_t)n;
@@ -116,6 +132,8 @@ static int parse_tuners(struct simbox_opts *o)
 	}
 	o->cfg.bridges = o->bridges;
 	o->cfg.nbridges = n;
+	if (!n)
+		snprintf(why, whylen, "no tuners");
 	return n ? 0 : -EINVAL;
 }
 
@@ -193,6 +211,7 @@ static int parse_args(struct simbox_opts *o, int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
+	char why[128];
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
@@ -207,8 +226,13 @@ static int parse_args(struct simbox_opts *o, int argc, char **argv)
 			return -EINVAL;
 		}
 	}
-	if (optind != argc || parse_tuners(o)) {
-		fprintf(stderr, "%s: bad arguments or tuner list\n", argv[0]);
+	if (optind != argc) {
+		fprintf(stderr, "%s: unexpected argument '%s'\n", argv[0],
+			argv[optind]);
+		return -EINVAL;
+	}
+	if (parse_tuners(o, why, sizeof(why))) {
+		fprintf(stderr, "%s: --tuners: %s\n", argv[0], why);
 		return -EINVAL;
 	}
 	return 0;
@@ -306,6 +330,29 @@ static int signals_init(void)
 	return 0;
 }
 
+/* Each tuner holds a stub channel and a stream socket, each stream reader
+ * one more: take the hard open-file limit, and say when even that is
+ * short of what the tuners need at rest. */
+static void raise_nofile(size_t ntuners, const char *prog)
+{
+	struct rlimit rl;
+	rlim_t need = (rlim_t)ntuners * 2 + 64;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (rl.rlim_cur < need)
+		fprintf(stderr,
+			"%s: open file limit %llu is short of the %llu that "
+			"%zu tuners need\n",
+			prog, (unsigned long long)rl.rlim_cur,
+			(unsigned long long)need, ntuners);
+}
+
 static int serve(struct sim_box *box, int sfd)
 {
 	struct pollfd pfd[2] = {
@@ -351,6 +398,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	default_paths(&o);
+	raise_nofile(o.cfg.nbridges, argv[0]);
 	if (ensure_firmware(&o, argv[0]))
 		return 1;
 	if (signals_init()) {

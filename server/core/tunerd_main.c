@@ -19,6 +19,7 @@
 #include "log.h"
 #include "loop.h"
 #include "tuner.h"
+#include "worker_zygote.h"
 
 #ifndef TUNERD_PLUGIN_DIR
 #define TUNERD_PLUGIN_DIR "/usr/local/lib/tunerd/plugins"
@@ -299,6 +300,7 @@ int main(int argc, char **argv)
 {
 	struct options o = {.log_level = LL_INFO};
 	sigset_t sigs;
+	int err, ret;
 
 	stub_parse("kernel", &o.cfg.stub);
 	if (parse_args(argc, argv, &o))
@@ -314,5 +316,13 @@ int main(int argc, char **argv)
 		log_err("cannot block signals");
 		return 1;
 	}
-	return run(&o, &sigs);
+	/* Before the daemon grows: workers are forked from this small copy. */
+	err = worker_zygote_start();
+	if (err)
+		log_warn("no worker zygote (%s): workers are forked from the "
+			 "daemon",
+			 strerror(-err));
+	ret = run(&o, &sigs);
+	worker_zygote_stop();
+	return ret;
 }

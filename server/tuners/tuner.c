@@ -515,8 +515,7 @@ static void tuners_attach_loaded(int err, struct plugin *p, void *arg)
 	tuner_set_state(t, TUNER_STARTING, "attach");
 	err = tuner_worker_spawn(t);
 	if (err) {
-		tuner_set_error(t, err, "cannot start a worker: %s",
-				strerror(-err));
+		tuner_spawn_error(t, err);
 		tuner_attach_reply(t, err);
 		tuner_set_state(t, TUNER_FAILED, t->last_error_msg);
 	}

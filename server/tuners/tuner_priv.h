@@ -132,6 +132,8 @@ int tuner_lock_wait_keep(struct tuner *t, const struct tuner_req *r, int err,
 
 /* tuner_worker.c */
 int tuner_worker_spawn(struct tuner *t);
+/* Its failure as the tuner's error, naming the limit that was hit. */
+void tuner_spawn_error(struct tuner *t, int err);
 void tuner_worker_stop(struct tuner *t, const char *why);
 void tuner_watch_begin(struct tuner *t);
 void tuner_worker_reaped(struct tuner *t, int wstatus);

@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * The daemon's side of the worker processes: fork, the reports they send,
+ * The daemon's side of the worker processes: start (from the zygote or a
+ * fork, worker_zygote.c), the reports they send,
  * the hang and liveness watches, death and restart with backoff.
  */
-#define _GNU_SOURCE /* close_range */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,6 +24,7 @@
 #include "tuner_priv.h"
 #include "worker.h"
 #include "worker_proto.h"
+#include "worker_zygote.h"
 
 void tuner_attach_reply(struct tuner *t, int err)
 {
@@ -35,26 +36,12 @@ void tuner_attach_reply(struct tuner *t, int err)
 	fn(err, err ? NULL : &t->info, t->attach_arg);
 }
 
-/* The worker must not hold the daemon's fds: a control channel kept open
- * by a worker would keep the stub from seeing the daemon go. */
-static void worker_close_fds(int keep)
+static void tuner_worker_args(const struct tuner *t, int sock,
+			      struct worker_args *a)
 {
-	if (keep > 3 && close_range(3, (unsigned int)keep - 1, 0) < 0)
-		for (int fd = 3; fd < keep; fd++)
-			close(fd);
-	if (close_range((unsigned int)keep + 1, ~0u, 0) < 0) {
-		long max = sysconf(_SC_OPEN_MAX);
+	const struct daemon *d = t->d;
 
-		for (long fd = keep + 1; fd < (max > 0 ? max : 1024); fd++)
-			close((int)fd);
-	}
-}
-
-static void __attribute__((noreturn))
-tuner_worker_child(struct tuner *t, int sock, pid_t parent)
-{
-	struct daemon *d = t->d;
-	struct worker_args a = {
+	*a = (struct worker_args){
 	    .client = t->id,
 	    .abi = t->plugin->abi,
 	    .plugin_path = t->plugin->path,
@@ -76,25 +63,34 @@ tuner_worker_child(struct tuner *t, int sock, pid_t parent)
 	    .saved = t->saved_params,
 	    .have_saved = t->have_saved,
 	};
-	char tag[32];
-	sigset_t none;
+}
 
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(WORKER_EXIT_OK); /* the daemon died before prctl */
-	/* A chip's waits and the lock watch's reads are timed to the chip:
-	 * no 50 us timer slack on each. */
-	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGCHLD, SIG_DFL);
-	worker_close_fds(sock);
-	snprintf(tag, sizeof(tag), "tunerd-worker %u", t->id);
-	log_set_tag(tag);
-	/* _exit: nothing of the daemon's (atexit, stdio) runs here. */
-	_exit(worker_main(&a));
+/* A worker from the zygote, else forked from the daemon.  A zygote that
+ * failed mid-request may have started a worker on the pair: the fork gets
+ * a fresh one. */
+static pid_t tuner_worker_start(struct tuner *t, int sv[2])
+{
+	pid_t parent = getpid(), pid;
+	struct worker_args a;
+
+	tuner_worker_args(t, sv[1], &a);
+	pid = worker_zygote_spawn(&a);
+	if (pid != -ECHILD)
+		return pid;
+	close(sv[0]);
+	close(sv[1]);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		sv[0] = sv[1] = -1;
+		return -errno;
+	}
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		tuner_worker_args(t, sv[1], &a);
+		worker_become(&a, parent);
+	}
+	return pid;
 }
 
 static void tuner_worker_readable(struct loop *l, int fd, unsigned int ev,
@@ -103,20 +99,19 @@ static long tuner_probe_timeout(struct loop *l, uint64_t id, void *arg);
 
 int tuner_worker_spawn(struct tuner *t)
 {
-	pid_t parent = getpid(), pid;
-	int sv[2], err;
+	pid_t pid;
+	int sv[2];
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return -errno;
-	pid = fork();
+	pid = tuner_worker_start(t, sv);
 	if (pid < 0) {
-		err = -errno;
-		close(sv[0]);
-		close(sv[1]);
-		return err;
+		if (sv[0] >= 0) {
+			close(sv[0]);
+			close(sv[1]);
+		}
+		return pid;
 	}
-	if (pid == 0)
-		tuner_worker_child(t, sv[1], parent);
 	close(sv[1]);
 	fcntl(sv[0], F_SETFL, O_NONBLOCK);
 	t->pid = pid;
@@ -131,6 +126,25 @@ int tuner_worker_spawn(struct tuner *t)
 	log_debug("tuner %u (%s): worker %d started", t->id, t->info.name,
 		  (int)pid);
 	return 0;
+}
+
+void tuner_spawn_error(struct tuner *t, int err)
+{
+	struct rlimit rl = {0};
+
+	if (err == -EMFILE && !getrlimit(RLIMIT_NOFILE, &rl))
+		tuner_set_error(t, err,
+				"cannot start a worker: the daemon's open file "
+				"limit (RLIMIT_NOFILE %llu) is reached",
+				(unsigned long long)rl.rlim_cur);
+	else if (err == -EAGAIN && !getrlimit(RLIMIT_NPROC, &rl))
+		tuner_set_error(t, err,
+				"cannot start a worker: the process limit "
+				"(RLIMIT_NPROC %llu) or memory is exhausted",
+				(unsigned long long)rl.rlim_cur);
+	else
+		tuner_set_error(t, err, "cannot start a worker: %s",
+				strerror(-err));
 }
 
 static void tuner_worker_unhook(struct tuner *t)
@@ -192,8 +206,7 @@ static long tuner_restart_fire(struct loop *l, uint64_t id, void *arg)
 		return LOOP_TIMER_DONE;
 	err = tuner_worker_spawn(t);
 	if (err) {
-		tuner_set_error(t, err, "cannot start a worker: %s",
-				strerror(-err));
+		tuner_spawn_error(t, err);
 		tuner_fail_requests(t, -ENODEV, -ENODEV);
 		tuner_set_state(t, TUNER_FAILED, t->last_error_msg);
 	}

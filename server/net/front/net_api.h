@@ -45,6 +45,7 @@ struct net_api {
 	uint64_t started_ms;
 	struct rest_req *waiting;         /* suspended requests */
 	struct tuner_text *tuner_texts;   /* rest_cache.c */
+	struct tuners_list *tuners_list;  /* rest_cache.c: GET /tuners */
 	struct status_text *status_texts; /* rest_status.c */
 };
 

@@ -99,7 +99,6 @@ enum MHD_Result rest_reply_text(struct rest_req *r, unsigned int code,
 				char *text, size_t len)
 {
 	struct MHD_Response *resp;
-	enum MHD_Result ret;
 
 	resp =
 	    MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
@@ -107,7 +106,15 @@ enum MHD_Result rest_reply_text(struct rest_req *r, unsigned int code,
 		free(text);
 		return MHD_NO;
 	}
-	if (text)
+	return rest_queue_response(r, code, resp, text != NULL);
+}
+
+enum MHD_Result rest_queue_response(struct rest_req *r, unsigned int code,
+				    struct MHD_Response *resp, int json)
+{
+	enum MHD_Result ret;
+
+	if (json)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
 					"application/json");
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
@@ -614,5 +621,7 @@ enum MHD_Result rest_access_handler(void *cls, struct MHD_Connection *c,
 				  json_pack("{s:i}", "max", REST_BODY_MAX),
 				  "the body is larger than %d bytes",
 				  REST_BODY_MAX);
+	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+		rest_tuners_touch(r->net);
 	return dispatch(r, url, method);
 }

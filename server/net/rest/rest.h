@@ -99,6 +99,10 @@ enum MHD_Result rest_reply(struct rest_req *r, unsigned int code, json_t *body);
 /* An answer whose body is already text (malloc'd, taken in every case). */
 enum MHD_Result rest_reply_text(struct rest_req *r, unsigned int code,
 				char *text, size_t len);
+/* Queue resp (its body JSON if json) with the headers every answer has;
+ * resp is released. */
+enum MHD_Result rest_queue_response(struct rest_req *r, unsigned int code,
+				    struct MHD_Response *resp, int json);
 enum MHD_Result rest_error(struct rest_req *r, unsigned int code,
 			   const char *err_code, json_t *details,
 			   const char *fmt, ...)
@@ -139,6 +143,13 @@ const char *rest_path_text(const char *url, char *buf, size_t len);
 const char *rest_tuner_text(struct net_api *net, const struct tuner_snapshot *s,
 			    size_t *len);
 void rest_cache_free(struct net_api *net);
+/* GET /api/v1/tuners: the whole list's text, made again only when a
+ * tuner's text or the set of tuners changed; every response sends the one
+ * shared copy (reference-counted, no per-request copy). */
+enum MHD_Result rest_reply_tuners(struct rest_req *r);
+/* A request that may change a tuner or lease began: the list is checked
+ * again at the next GET. */
+void rest_tuners_touch(struct net_api *net);
 
 /* GET .../status: from the recent status (?max_age_ms) or through the
  * command service (rest_status.c); free the status texts at shutdown. */

@@ -6,14 +6,37 @@
  * such a request (about 15 us against a few), so an unchanged tuner is
  * answered from its last text.  The fields the text is made of are
  * compared one by one (the snapshot's padding is not defined).
+ *
+ * GET /api/v1/tuners keeps the whole list too (156 KB for 256 tuners):
+ * each request still checks every tuner's text, but joins and copies
+ * nothing unless one changed, and all responses in flight send the one
+ * reference-counted copy.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon.h"
 #include "lease.h"
+#include "loop.h"
 #include "net_api.h"
 #include "rest.h"
 #include "stream.h"
+
+struct tuners_list {
+	struct tuners_text *text; /* NULL until the first request */
+	uint64_t changes;         /* tuner texts made again, ever */
+	struct tuner_text *hint;  /* the entry after the last one found */
+	uint64_t checked_at;      /* loop_dispatched() when last checked */
+};
+
+/* One version of the list's text, shared by the cache and responses. */
+struct tuners_text {
+	unsigned int refs;
+	uint64_t changes; /* tuners_list.changes it was made at */
+	size_t ntuners;
+	size_t len;
+	char bytes[];
+};
 
 struct tuner_text {
 	struct tuner_snapshot s;
@@ -54,19 +77,34 @@ static int same_source(const struct tuner_text *c,
 		      !strcmp(c->lease.holder, l->holder));
 }
 
+static struct tuners_list *list_of(struct net_api *net)
+{
+	if (!net->tuners_list)
+		net->tuners_list = calloc(1, sizeof(*net->tuners_list));
+	return net->tuners_list;
+}
+
+/* The list is walked in tuner order: the entry after the last one found
+ * is tried first, so a walk over all tuners is linear, not quadratic. */
 static struct tuner_text *entry_for(struct net_api *net, uint32_t id)
 {
-	struct tuner_text *c;
+	struct tuners_list *l = list_of(net);
+	struct tuner_text *c = l ? l->hint : NULL, **tail;
 
-	for (c = net->tuner_texts; c; c = c->next)
-		if (c->s.id == id)
-			return c;
-	c = calloc(1, sizeof(*c));
-	if (c) {
+	if (!c || c->s.id != id)
+		for (c = net->tuner_texts; c && c->s.id != id; c = c->next)
+			;
+	if (!c && l) {
+		c = calloc(1, sizeof(*c));
+		if (!c)
+			return NULL;
 		c->s.id = id;
-		c->next = net->tuner_texts;
-		net->tuner_texts = c;
+		for (tail = &net->tuner_texts; *tail; tail = &(*tail)->next)
+			;
+		*tail = c;
 	}
+	if (l)
+		l->hint = c ? c->next : NULL;
 	return c;
 }
 
@@ -88,6 +126,8 @@ const char *rest_tuner_text(struct net_api *net, const struct tuner_snapshot *s,
 	}
 	free(c->text);
 	c->text = NULL;
+	if (net->tuners_list)
+		net->tuners_list->changes++;
 	o = tuner_to_json(s, leased ? &l : NULL);
 	if (o) {
 		json_object_set_new(o, "stream",
@@ -108,9 +148,104 @@ const char *rest_tuner_text(struct net_api *net, const struct tuner_snapshot *s,
 	return c->text;
 }
 
+static void tuners_text_unref(void *arg)
+{
+	struct tuners_text *t = arg;
+
+	if (t && --t->refs == 0)
+		free(t);
+}
+
+/* Every tuner's text, checked; the list made again if any changed. */
+static struct tuners_text *tuners_text(struct net_api *net)
+{
+	static const char head[] = "{\"tuners\":[", tail[] = "]}";
+	struct tuners_list *l = list_of(net);
+	uint64_t before = l ? l->changes : 0;
+	struct tuners_text *t;
+	struct tuner_snapshot s;
+	size_t n = 0, len = sizeof(head) - 1 + sizeof(tail) - 1, tl;
+	uint64_t now;
+
+	if (!l)
+		return NULL;
+	/* Tuners change in loop callbacks (worker reports, timers) and in
+	 * requests that are not GETs (rest_tuners_touch()); many GETs answered
+	 * in one callback need one check. */
+	now = net->d && net->d->loop ? loop_dispatched(net->d->loop) : 0;
+	if (now && l->text && l->checked_at == now)
+		return l->text;
+	l->checked_at = now;
+	l->hint = net->tuner_texts;
+	for (struct tuner *tu = tuner_first(net->d); tu; tu = tuner_next(tu)) {
+		tuner_snapshot(tu, &s);
+		if (!rest_tuner_text(net, &s, &tl))
+			return NULL;
+		len += tl + (n++ ? 1 : 0);
+	}
+	if (l->text && l->changes == before && l->text->changes == before &&
+	    l->text->ntuners == n)
+		return l->text;
+	t = malloc(sizeof(*t) + len + 1);
+	if (!t)
+		return NULL;
+	*t = (struct tuners_text){
+	    .refs = 1, .changes = l->changes, .ntuners = n, .len = len};
+	memcpy(t->bytes, head, sizeof(head) - 1);
+	tl = sizeof(head) - 1;
+	l->hint = net->tuner_texts;
+	for (struct tuner *tu = tuner_first(net->d); tu; tu = tuner_next(tu)) {
+		size_t one;
+		const char *text;
+
+		tuner_snapshot(tu, &s);
+		text = rest_tuner_text(net, &s, &one);
+		if (!text || tl + one + (n ? 1 : 0) > len) {
+			free(
+			    t); /* cannot happen: the texts were just checked */
+			return NULL;
+		}
+		if (tl > sizeof(head) - 1)
+			t->bytes[tl++] = ',';
+		memcpy(t->bytes + tl, text, one);
+		tl += one;
+	}
+	memcpy(t->bytes + tl, tail, sizeof(tail));
+	tuners_text_unref(l->text);
+	l->text = t;
+	return t;
+}
+
+void rest_tuners_touch(struct net_api *net)
+{
+	if (net->tuners_list)
+		net->tuners_list->checked_at = 0;
+}
+
+enum MHD_Result rest_reply_tuners(struct rest_req *r)
+{
+	struct tuners_text *t = tuners_text(r->net);
+	struct MHD_Response *resp;
+
+	if (!t)
+		return rest_error(r, 500, "internal", NULL, "out of memory");
+	resp = MHD_create_response_from_buffer_with_free_callback_cls(
+	    t->len, t->bytes, tuners_text_unref, t);
+	if (!resp)
+		return MHD_NO;
+	t->refs++;
+	return rest_queue_response(r, 200, resp, 1);
+}
+
 void rest_cache_free(struct net_api *net)
 {
 	struct tuner_text *c, *next;
+
+	if (net->tuners_list) {
+		tuners_text_unref(net->tuners_list->text);
+		free(net->tuners_list);
+		net->tuners_list = NULL;
+	}
 
 	for (c = net->tuner_texts; c; c = next) {
 		next = c->next;

@@ -55,37 +55,7 @@ static enum MHD_Result out_of_memory(struct rest_req *r)
 
 enum MHD_Result rest_get_tuners(struct rest_req *r)
 {
-	static const char head[] = "{\"tuners\":[", tail[] = "]}";
-	size_t cap = 256, len = sizeof(head) - 1, n;
-	char *buf = malloc(cap), *grown;
-	struct tuner_snapshot s;
-	const char *text;
-
-	if (!buf)
-		return out_of_memory(r);
-	memcpy(buf, head, len);
-	for (struct tuner *t = tuner_first(r->net->d); t; t = tuner_next(t)) {
-		tuner_snapshot(t, &s);
-		text = rest_tuner_text(r->net, &s, &n);
-		if (!text)
-			goto oom;
-		if (len + n + sizeof(tail) + 1 > cap) {
-			cap = (len + n + sizeof(tail) + 1) * 2;
-			grown = realloc(buf, cap);
-			if (!grown)
-				goto oom;
-			buf = grown;
-		}
-		if (len > sizeof(head) - 1)
-			buf[len++] = ',';
-		memcpy(buf + len, text, n);
-		len += n;
-	}
-	memcpy(buf + len, tail, sizeof(tail));
-	return rest_reply_text(r, 200, buf, len + sizeof(tail) - 1);
-oom:
-	free(buf);
-	return out_of_memory(r);
+	return rest_reply_tuners(r);
 }
 
 static enum MHD_Result no_tuner(struct rest_req *r)
