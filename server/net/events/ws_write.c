@@ -18,13 +18,13 @@
  *
  * Fairness and bounded work per loop turn: a client with something to
  * send joins a FIFO of writers instead of asking lws at once.  Before
- * each poll (a uv_prepare_t) at most WS_TURN_ARMS clients at the head of
- * the FIFO are armed with lws_callback_on_writable(); the others wait
- * for a later turn (a uv_idle_t keeps the loop from blocking while the
- * FIFO is not empty).  So a turn writes at most WS_TURN_ARMS batches,
- * REST requests and everything else ready get served between them, and
- * a client whose batch left messages behind goes to the back of the
- * FIFO.  A stalled client costs one arm: its POLLOUT waits in the
+ * each poll (a uv_prepare_t) the clients at the head of the FIFO are
+ * armed with lws_callback_on_writable(), up to WS_TURN_ARMS clients or
+ * WS_TURN_MSGS messages queued; the others wait for a later turn (a
+ * uv_idle_t keeps the loop from blocking while the FIFO is not empty).
+ * So a turn writes a bounded number of messages, REST requests and
+ * everything else ready get served between turns, and a client whose
+ * batch left messages behind goes to the back of the FIFO.  A stalled client costs one arm: its POLLOUT waits in the
  * kernel, not in the FIFO.
  *
  * Each event's text is the bus's serialised JSON, shared by every
@@ -45,10 +45,12 @@
  * hands to lws before it lets the others have their turn. */
 #define WS_BATCH_MSGS  64
 #define WS_BATCH_BYTES (64 * 1024)
-/* Clients armed per loop turn, all together: with a batch each, some
- * hundred microseconds of writes on loopback, so requests wait no
- * longer. */
+/* Per loop turn, all clients together: at most this many clients armed
+ * and about this many messages written (each is one lws_write(), a
+ * send() into a corked socket: some hundred microseconds of writes on
+ * loopback), so requests wait no longer. */
 #define WS_TURN_ARMS 128
+#define WS_TURN_MSGS 1024
 
 /* ---- the FIFO of writers ---- */
 
@@ -90,13 +92,19 @@ void ws_writer_forget(struct ws_writer *w, struct ws_conn *c)
 	c->wq_prev = c->wq_next = NULL;
 }
 
-/* Before the poll: arm the turn's clients. */
+/* Before the poll: arm the turn's clients, as many as the turn's budget
+ * of messages holds (at least one). */
 static void ws_turn_begin(uv_prepare_t *h)
 {
 	struct ws_writer *w = h->data;
+	size_t msgs = 0;
 	struct ws_conn *c;
 
-	for (int n = 0; n < WS_TURN_ARMS && (c = w->wq_head); n++) {
+	for (int n = 0;
+	     n < WS_TURN_ARMS && msgs < WS_TURN_MSGS && (c = w->wq_head); n++) {
+		size_t q = c->sub ? event_sub_queued(c->sub) : 1;
+
+		msgs += q < WS_BATCH_MSGS ? (q ? q : 1) : WS_BATCH_MSGS;
 		ws_writer_forget(w, c);
 		lws_callback_on_writable(c->wsi);
 	}
