@@ -533,8 +533,13 @@ static void report_load(void)
 	       "published\n",
 	       load_events, load_ms, A.subs, S.load_published);
 	printf("  event latency       p50 %9.1f us  p99 %9.1f us  max %9.1f "
-	       "us  (%ld receipts)\n",
-	       S.load_lat.p50, S.load_lat.p99, S.load_lat.max, S.load_lat.n);
+	       "us  (%ld receipts of %ld)\n",
+	       S.load_lat.p50, S.load_lat.p99, S.load_lat.max, S.load_lat.n,
+	       S.load_published * A.subs);
+	if (S.load_lat.closed)
+		printf("  subscribers closed by the server (slow consumers): "
+		       "%ld of %d\n",
+		       S.load_lat.closed, A.subs);
 	printf("  GET /api/v1/tuners  idle:    p50 %7.1f us  p99 %7.1f us\n",
 	       S.rest_idle.p50, S.rest_idle.p99);
 	printf("  GET /api/v1/tuners  fan-out: p50 %7.1f us  p99 %7.1f us  "

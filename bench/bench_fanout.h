@@ -27,6 +27,7 @@
 struct fanout_result {
 	int ok;
 	long n;
+	long closed; /* load: subscribers the server closed meanwhile */
 	double p50, p99, max;
 };
 
