@@ -40,6 +40,16 @@ struct fanout_args {
 uint64_t fanout_now_ns(void);
 /* Sort samples (ns) and fill r. */
 void fanout_percentiles(uint64_t *ns, long n, struct fanout_result *r);
+struct eventbus;
+struct loop;
+
+/* The baseline server on l (bench_fanout_base.c): 0 or -1; adopt an
+ * accepted socket (0, or -1 when lws refused it); the bus it sends. */
+int fanout_base_start(struct loop *l);
+void fanout_base_stop(struct loop *l);
+int fanout_base_adopt(int fd);
+struct eventbus *fanout_base_bus(void);
+
 /* A tag and its figures to the parent in one write: 0 or -1. */
 int fanout_send_result(int ctl, char tag, const struct fanout_result *r);
 /* The children's mains (bench_fanout_clients.c); ctl is the socketpair
