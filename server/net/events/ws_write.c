@@ -19,8 +19,8 @@
  * Fairness and bounded work per loop turn: a client with something to
  * send joins a FIFO of writers instead of asking lws at once.  Before
  * each poll (a uv_prepare_t) the clients at the head of the FIFO are
- * armed with lws_callback_on_writable(), up to WS_TURN_ARMS clients or
- * WS_TURN_MSGS messages queued; the others wait for a later turn (a
+ * armed with lws_callback_on_writable(), up to WS_TURN_MSGS messages
+ * queued; the others wait for a later turn (a
  * uv_idle_t keeps the loop from blocking while the FIFO is not empty).
  * So a turn writes a bounded number of messages, REST requests and
  * everything else ready get served between turns, and a client whose
@@ -45,11 +45,11 @@
  * hands to lws before it lets the others have their turn. */
 #define WS_BATCH_MSGS  64
 #define WS_BATCH_BYTES (64 * 1024)
-/* Per loop turn, all clients together: at most this many clients armed
- * and about this many messages written (each is one lws_write(), a
- * send() into a corked socket: some hundred microseconds of writes on
- * loopback), so requests wait no longer. */
-#define WS_TURN_ARMS 128
+/* Messages armed per loop turn, all clients together (a client counts
+ * its queue, at most a batch, at least one): each is one lws_write(), a
+ * send() into a corked socket, so a turn is about a millisecond of
+ * writes on loopback and requests wait no longer.  One event to 1,000
+ * clients still goes out in one turn. */
 #define WS_TURN_MSGS 1024
 
 /* ---- the FIFO of writers ---- */
@@ -100,8 +100,7 @@ static void ws_turn_begin(uv_prepare_t *h)
 	size_t msgs = 0;
 	struct ws_conn *c;
 
-	for (int n = 0;
-	     n < WS_TURN_ARMS && msgs < WS_TURN_MSGS && (c = w->wq_head); n++) {
+	while (msgs < WS_TURN_MSGS && (c = w->wq_head)) {
 		size_t q = c->sub ? event_sub_queued(c->sub) : 1;
 
 		msgs += q < WS_BATCH_MSGS ? (q ? q : 1) : WS_BATCH_MSGS;
