@@ -27,6 +27,9 @@
 #define LOAD_SAMPLES (8 * 1000 * 1000)
 #define CTL_POLL_MS  10
 #define SUB_FAILED   2
+/* lws reads a client's socket this much at a time: a server's batch in
+ * one read, or the clients, not the server, set the pace under load. */
+#define SUB_RX_BUF (64 * 1024)
 
 uint64_t fanout_now_ns(void)
 {
@@ -165,7 +168,7 @@ static int sub_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 }
 
 static const struct lws_protocols sub_protocols[] = {
-    {"tunerd.v1", sub_cb, sizeof(struct sub_conn), FANOUT_MSG_MAX, 0, NULL, 0},
+    {"tunerd.v1", sub_cb, sizeof(struct sub_conn), SUB_RX_BUF, 0, NULL, 0},
     {NULL, NULL, 0, 0, 0, NULL, 0},
 };
 
