@@ -1,27 +1,37 @@
 // SPDX-License-Identifier: MIT
 /*
  * bench_fanout - event fan-out latency to N WebSocket subscribers (default
- * 1000), from the publication of an event to its receipt, p50/p99.
+ * 1000), from the publication of an event to its receipt, p50/p99, and
+ * the REST API's latency while the events fan out.
  *
  * Both sides serve the same bytes to the same client stack, on the same
  * loop, and differ only in what tunerd adds:
- *  - tunerd: the daemon's real event path in process: eventbus_publish()
- *    on the daemon's bus, the event stream hub (filters, queues) and the
- *    WebSocket server (ws.h, sockets adopted as the HTTP front does);
+ *  - tunerd: the daemon's network API in process (api_start(): the HTTP
+ *    front on a real listening port with its accept, peek, connection
+ *    classes and hand-over to the WebSocket server), fed by
+ *    eventbus_publish() on the daemon's bus through the event stream hub
+ *    (filters, queues); the subscribers connect to the front's port as
+ *    any client does;
  *  - baseline: a bare libwebsockets server on the same libuv loop (also a
- *    foreign loop), fed by eventbus_publish() on a second bus of the same
- *    box name, which writes each event's serialised text (the very bytes
- *    the hub would send) to every connection.
+ *    foreign loop) with a listening socket of its own, fed by
+ *    eventbus_publish() on a second bus of the same box name, which
+ *    writes each event's serialised text (the very bytes the hub sends)
+ *    to every connection.
  * The subscribers are N libwebsockets clients per side, each side's in a
- * child process of its own (one lws context, its own poll loop; the same
- * program for both), which stamps each receipt with CLOCK_MONOTONIC
- * against the publication time the message carries ("t_ns").  Rounds
- * alternate, one event at a time: a child says when all its N got it,
- * the parent publishes the next one on the other side.  So the load of a
- * shared machine falls on both alike, and the parent needs no thread: its
- * loop watches the children's sockets.
+ * child process of its own (bench_fanout_clients.c).  Rounds alternate,
+ * one event at a time: a child says when all its N got it, the parent
+ * publishes the next one on the other side, so the load of a shared
+ * machine falls on both alike.  R runs of E rounds (after a warm-up)
+ * give R p50/p99 pairs per side: their medians and spread are printed.
  *
- *   bench_fanout [--subscribers N] [--events E]
+ * Then the load phase, tunerd only: bursts of B events (one per tuner,
+ * as status samples come) every P ms to the N subscribers, while a REST
+ * client (a child with libcurl) times GET /api/v1/tuners, against the
+ * same client's figures on the idle daemon just before.  The WebSocket
+ * server's counters tell the messages per write.
+ *
+ *   bench_fanout [--subscribers N] [--events E] [--runs R]
+ *                [--load-events B] [--load-ms P] [--probes K]
  */
 #define _GNU_SOURCE
 #include <libwebsockets.h>
@@ -32,317 +42,54 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "bench_fanout.h"
 #include "daemon.h"
 #include "event_stream.h"
 #include "eventbus.h"
+#include "http_front.h"
 #include "loop.h"
+#include "net_api.h"
 #include "ws.h"
 
-#define MAX_SUBS       5000
-#define WARMUP_ROUNDS  10
-#define SIDES          2
-#define SIDE_BASE      0
-#define SIDE_TUNERD    1
-#define EVENTS_QUERY   "/api/v1/events?types=bench.tick"
-#define BASE_MSG_MAX   1024
-#define FREE_TURNS_MAX 64
+#define MAX_SUBS    5000
+#define MAX_RUNS    15
+#define SIDES       2
+#define SIDE_BASE   0
+#define SIDE_TUNERD 1
+#define PROBER      SIDES /* the third child */
+#define CHILDREN    3
+#define DRAIN_MS    500
+/* What a status sample carries besides the envelope, about. */
+#define LOAD_PAD 300
 
-/* What a child reports at the end (microseconds). */
-struct result {
-	int ok;
-	double p50, p99;
-};
-
-static int n_subs = 1000, n_rounds = 200;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* ---- the subscribers (child process) ---- */
-
-struct clients {
-	struct lws_context *ctx;
-	int ctl;
-	int established, failed;
-	int got;    /* receipts of the round running */
-	int rounds; /* rounds completed */
-	uint64_t *ns;
-	size_t nns;
-	int done;
-};
-
-static struct clients C;
-
-static void round_done(void)
-{
-	char ack = 'A';
-
-	C.got = 0;
-	if (++C.rounds == WARMUP_ROUNDS + n_rounds)
-		C.done = 1;
-	if (write(C.ctl, &ack, 1) != 1)
-		C.done = 1;
-}
-
-static void note_receipt(const char *msg, size_t len)
-{
-	uint64_t t = now_ns();
-	const char *p = memmem(msg, len, "\"t_ns\":", 7);
-
-	if (!p)
-		return;
-	if (C.rounds >= WARMUP_ROUNDS)
-		C.ns[C.nns++] = t - strtoull(p + 7, NULL, 10);
-	if (++C.got == n_subs)
-		round_done();
-}
-
-static int client_cb(struct lws *wsi, enum lws_callback_reasons reason,
-		     void *user, void *in, size_t len)
-{
-	(void)wsi;
-	(void)user;
-	switch (reason) {
-	case LWS_CALLBACK_CLIENT_ESTABLISHED:
-		C.established++;
-		break;
-	case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
-		C.failed++;
-		break;
-	case LWS_CALLBACK_CLIENT_RECEIVE:
-		note_receipt(in, len);
-		break;
-	default:
-		break;
-	}
-	return 0;
-}
-
-static const struct lws_protocols client_protocols[] = {
-    {"tunerd.v1", client_cb, 0, BASE_MSG_MAX, 0, NULL, 0},
-    {NULL, NULL, 0, 0, 0, NULL, 0},
-};
-
-static void clients_connect(int port)
-{
-	struct lws_client_connect_info ci;
-
-	for (int i = 0; i < n_subs; i++) {
-		memset(&ci, 0, sizeof(ci));
-		ci.context = C.ctx;
-		ci.address = "127.0.0.1";
-		ci.port = port;
-		ci.path = EVENTS_QUERY;
-		ci.host = "127.0.0.1";
-		ci.origin = "127.0.0.1";
-		ci.protocol = "tunerd.v1";
-		if (!lws_client_connect_via_info(&ci))
-			C.failed++;
-	}
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static void percentiles(struct result *r)
-{
-	size_t n = C.nns;
-
-	qsort(C.ns, n, sizeof(uint64_t), cmp_u64);
-	r->p50 = n ? C.ns[n / 2] / 1000.0 : 0;
-	r->p99 = n ? C.ns[n * 99 / 100] / 1000.0 : 0;
-}
-
-/* One side's subscribers. */
-static int clients_main(int ctl, int port)
-{
-	struct lws_context_creation_info info;
-	struct result r = {0};
-	char ready = 'R';
-
-	C.ctl = ctl;
-	C.ns = calloc((size_t)n_subs * (size_t)n_rounds, sizeof(uint64_t));
-	memset(&info, 0, sizeof(info));
-	info.port = CONTEXT_PORT_NO_LISTEN;
-	info.protocols = client_protocols;
-	info.gid = -1;
-	info.uid = -1;
-	C.ctx = lws_create_context(&info);
-	if (!C.ctx || !C.ns)
-		return 1;
-	clients_connect(port);
-	while (C.established + C.failed < n_subs)
-		lws_service(C.ctx, 100);
-	if (C.failed) {
-		fprintf(stderr, "bench_fanout: %d of %d subscribers failed\n",
-			C.failed, n_subs);
-		return 1;
-	}
-	if (write(ctl, &ready, 1) != 1)
-		return 1;
-	while (!C.done)
-		lws_service(C.ctx, 1000);
-	percentiles(&r);
-	r.ok = 1;
-	if (write(ctl, "Z", 1) != 1 || write(ctl, &r, sizeof(r)) != sizeof(r))
-		return 1;
-	lws_context_destroy(C.ctx);
-	return 0;
-}
-
-/* ---- the baseline: a bare lws server on the daemon's loop ---- */
-
-struct base_conn {
-	struct lws *wsi;
-	uint64_t sent; /* seq of the last event written */
-	struct base_conn *next;
-};
-
-struct base {
-	struct lws_context *ctx;
-	struct lws_vhost *vh;
-	struct eventbus *bus;
-	const struct event *ev; /* the event being sent (a reference) */
-	struct base_conn *conns;
-	unsigned char buf[LWS_PRE + BASE_MSG_MAX];
-};
-
-static struct base Base;
-
-static int base_write(struct base_conn *bc)
-{
-	const struct event *ev = Base.ev;
-
-	if (!ev || bc->sent == ev->seq || ev->json_len > BASE_MSG_MAX)
-		return 0;
-	bc->sent = ev->seq;
-	memcpy(Base.buf + LWS_PRE, ev->json, ev->json_len);
-	return lws_write(bc->wsi, Base.buf + LWS_PRE, ev->json_len,
-			 LWS_WRITE_TEXT) < (int)ev->json_len
-		   ? -1
-		   : 0;
-}
-
-static void base_forget(struct base_conn *bc)
-{
-	for (struct base_conn **pp = &Base.conns; *pp; pp = &(*pp)->next)
-		if (*pp == bc) {
-			*pp = bc->next;
-			return;
-		}
-}
-
-static int base_cb(struct lws *wsi, enum lws_callback_reasons reason,
-		   void *user, void *in, size_t len)
-{
-	struct base_conn *bc = user;
-
-	switch (reason) {
-	case LWS_CALLBACK_ESTABLISHED:
-		bc->wsi = wsi;
-		bc->next = Base.conns;
-		Base.conns = bc;
-		return 0;
-	case LWS_CALLBACK_SERVER_WRITEABLE:
-		return base_write(bc);
-	case LWS_CALLBACK_CLOSED:
-		base_forget(bc);
-		return 0;
-	default:
-		return lws_callback_http_dummy(wsi, reason, user, in, len);
-	}
-}
-
-static const struct lws_protocols base_protocols[] = {
-    {"tunerd.v1", base_cb, sizeof(struct base_conn), BASE_MSG_MAX, 0, NULL, 0},
-    {NULL, NULL, 0, 0, 0, NULL, 0},
-};
-
-/* The bus hands over the serialised event: every connection sends it. */
-static void base_on_event(const struct event *ev, void *arg)
-{
-	(void)arg;
-	if (Base.ev)
-		event_put(Base.ev);
-	Base.ev = event_get(ev);
-	for (struct base_conn *bc = Base.conns; bc; bc = bc->next)
-		lws_callback_on_writable(bc->wsi);
-}
-
-static int base_start(struct loop *l)
-{
-	struct lws_context_creation_info info;
-	void *loops[1] = {loop_uv(l)};
-
-	memset(&info, 0, sizeof(info));
-	info.port = CONTEXT_PORT_NO_LISTEN_SERVER;
-	info.options =
-	    LWS_SERVER_OPTION_EXPLICIT_VHOSTS | LWS_SERVER_OPTION_LIBUV;
-	info.foreign_loops = loops;
-	info.pcontext = &Base.ctx;
-	info.gid = -1;
-	info.uid = -1;
-	Base.ctx = lws_create_context(&info);
-	info.vhost_name = "baseline";
-	info.protocols = base_protocols;
-	Base.vh = Base.ctx ? lws_create_vhost(Base.ctx, &info) : NULL;
-	Base.bus = eventbus_new(64);
-	if (!Base.vh || !Base.bus || eventbus_set_box(Base.bus, "bench"))
-		return -1;
-	return eventbus_subscribe(Base.bus, base_on_event, NULL) < 0 ? -1 : 0;
-}
-
-static void count_closing(uv_handle_t *h, void *arg)
-{
-	*(int *)arg += uv_is_closing(h) != 0;
-}
-
-/* lws 4.1 on a foreign loop: destroy, let the loop close its handles,
- * destroy again to free the context. */
-static void base_stop(struct loop *l)
-{
-	if (Base.ctx)
-		lws_context_destroy(Base.ctx);
-	for (int i = 0; i < FREE_TURNS_MAX; i++) {
-		int closing = 0;
-
-		uv_walk(loop_uv(l), count_closing, &closing);
-		if (!closing)
-			break;
-		loop_run_once(l, 0);
-	}
-	if (Base.ctx)
-		lws_context_destroy(Base.ctx);
-	if (Base.ev)
-		event_put(Base.ev);
-	eventbus_free(Base.bus);
-}
+static struct fanout_args A = {
+    .subs = 1000, .rounds = 200, .runs = 5, .probes = 500, .probe_us = 2000};
+static int load_events = 64, load_ms = 250;
 
 /* ---- the server side (parent process) ---- */
+
+enum phase { PH_ROUNDS, PH_IDLE_PROBE, PH_LOAD_PROBE, PH_DRAIN, PH_DONE };
 
 struct server {
 	struct loop *loop;
 	struct daemon d;
-	struct ws_server *ws;
-	int listen[SIDES], port[SIDES];
-	int ctl[SIDES]; /* to each side's child */
-	pid_t child[SIDES];
-	int ready, reported;
+	struct ws_server *ws; /* the front's */
+	int base_listen;
+	int port[SIDES];
+	int ctl[CHILDREN];
+	pid_t child[CHILDREN];
+	int ready, gone;
 	int next_side;
-	int rounds_published;
-	struct result res[SIDES];
+	int rounds_published, acks;
+	int reported[SIDES];
+	struct fanout_result res[MAX_RUNS][SIDES];
+	enum phase phase;
+	uint64_t load_timer;
+	long load_published;
+	struct fanout_result rest_idle, rest_load, load_lat;
+	struct ws_stats ws_before, ws_after;
 	int failed;
 };
 
@@ -365,63 +112,162 @@ static int listen_any(int *port)
 	return fd;
 }
 
-/* Each side adopts its sockets: the front's way for tunerd, lws's own
- * for the baseline. */
-static void on_accept(struct loop *l, int lfd, unsigned int ev, void *arg)
+/* The baseline adopts its sockets the way lws does it. */
+static void on_base_accept(struct loop *l, int lfd, unsigned int ev, void *arg)
 {
-	int side = (int)(intptr_t)arg, fd;
+	int fd;
 
 	(void)l;
 	(void)ev;
+	(void)arg;
 	while ((fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >=
-	       0) {
-		if (side == SIDE_TUNERD)
-			ws_adopt(S.ws, fd, NULL, 0);
-		else if (!lws_adopt_socket_vhost(Base.vh, fd))
+	       0)
+		if (fanout_base_adopt(fd))
 			S.failed = 1;
-	}
 }
 
-/* One event, on one side; it carries its publication time. */
+/* One round's event, on one side; it carries its publication time. */
 static void publish(int side)
 {
-	struct eventbus *bus = side == SIDE_TUNERD ? S.d.events : Base.bus;
+	struct eventbus *bus =
+	    side == SIDE_TUNERD ? S.d.events : fanout_base_bus();
 
-	eventbus_publish(bus, "bench.tick", EVENTBUS_NO_TUNER,
-			 json_pack("{s:I}", "t_ns", (json_int_t)now_ns()));
+	eventbus_publish(
+	    bus, "bench.tick", EVENTBUS_NO_TUNER,
+	    json_pack("{s:I}", "t_ns", (json_int_t)fanout_now_ns()));
+}
+
+static long load_burst(struct loop *l, uint64_t id, void *arg)
+{
+	static char pad[LOAD_PAD + 1];
+
+	(void)l;
+	(void)id;
+	(void)arg;
+	if (!pad[0])
+		memset(pad, 'x', LOAD_PAD);
+	for (int t = 1; t <= load_events; t++)
+		eventbus_publish(S.d.events, "bench.load", t,
+				 json_pack("{s:I,s:s}", "l_ns",
+					   (json_int_t)fanout_now_ns(), "pad",
+					   pad));
+	S.load_published += load_events;
+	return load_ms;
+}
+
+static void tell(int child, char c)
+{
+
+	if (write(S.ctl[child], &c, 1) != 1)
+		S.failed = 1;
+}
+
+static long drained(struct loop *l, uint64_t id, void *arg)
+{
+	(void)l;
+	(void)id;
+	(void)arg;
+	S.phase = PH_DONE;
+	tell(SIDE_BASE, 'Q');
+	tell(SIDE_TUNERD, 'Q');
+	tell(PROBER, 'Q');
+	return LOOP_TIMER_DONE;
+}
+
+/* The prober answered: idle -> load -> drain. */
+static void probe_done(const struct fanout_result *r)
+{
+	if (S.phase == PH_IDLE_PROBE) {
+		S.rest_idle = *r;
+		S.phase = PH_LOAD_PROBE;
+		ws_server_stats(S.ws, &S.ws_before);
+		tell(SIDE_TUNERD, 'L');
+		S.load_timer = loop_add_timer(S.loop, 1, load_burst, NULL);
+		tell(PROBER, 'P');
+		return;
+	}
+	S.rest_load = *r;
+	S.phase = PH_DRAIN;
+	loop_del_timer(S.loop, S.load_timer);
+	ws_server_stats(S.ws, &S.ws_after);
+	loop_add_timer(S.loop, DRAIN_MS, drained, NULL);
 }
 
 static void next_round(void)
 {
-	if (S.rounds_published == SIDES * (WARMUP_ROUNDS + n_rounds))
-		return; /* the child reports next */
+	if (S.rounds_published ==
+	    A.runs * SIDES * (FANOUT_WARMUP_ROUNDS + A.rounds)) {
+		if (S.phase == PH_ROUNDS) {
+			S.phase = PH_IDLE_PROBE;
+			tell(PROBER, 'P');
+		}
+		return;
+	}
 	S.rounds_published++;
 	publish(S.next_side);
 	S.next_side = !S.next_side;
 }
 
-/* A child: 'R' ready, 'A' the round arrived everywhere, 'Z' results. */
+/* The figures after a tag: written with it in one write, so they are
+ * there (the loop made the socket non-blocking). */
+static int read_result(int fd, struct fanout_result *r)
+{
+	if (recv(fd, r, sizeof(*r), MSG_WAITALL) != sizeof(*r))
+		r->ok = 0;
+	return r->ok ? 0 : -1;
+}
+
+/* A child wrote (bench_fanout.h). */
 static void on_ctl(struct loop *l, int fd, unsigned int ev, void *arg)
 {
-	int side = (int)(intptr_t)arg;
+	int who = (int)(intptr_t)arg;
+	struct fanout_result r = {0};
 	char c;
 
 	(void)ev;
 	if (read(fd, &c, 1) != 1) {
-		loop_stop(l); /* the child died: res[side].ok stays 0 */
+		loop_del_fd(l, fd);
+		/* A child that ends early fails the run; at the end the loop
+		 * runs until every child is gone, so that none sees its
+		 * connections closed under it. */
+		if (S.phase != PH_DONE)
+			S.failed = 1;
+		if (S.failed || ++S.gone == CHILDREN)
+			loop_stop(l);
 		return;
 	}
-	if (c == 'R' && ++S.ready == SIDES)
+	if (c == 'R') {
+		if (++S.ready == SIDES)
+			next_round();
+	} else if (c == 'A')
 		next_round();
-	if (c == 'A')
-		next_round();
-	if (c != 'Z')
-		return;
-	if (read(fd, &S.res[side], sizeof(S.res[side])) != sizeof(S.res[side]))
-		S.res[side].ok = 0;
-	loop_del_fd(l, fd);
-	if (++S.reported == SIDES)
-		loop_stop(l);
+	else if (c == 'Z' && !read_result(fd, &r) && S.reported[who] < MAX_RUNS)
+		S.res[S.reported[who]++][who] = r;
+	else if (c == 'Y' && who == PROBER && !read_result(fd, &r))
+		probe_done(&r);
+	else if (c == 'Y' && !read_result(fd, &r) && who == SIDE_TUNERD)
+		S.load_lat = r;
+	else if (c != 'Y')
+		S.failed = 1;
+}
+
+static int front_start(void)
+{
+	char conns[16];
+	struct net_api *net;
+
+	/* Both classes hold every subscriber: the subscribers connect all
+	 * at once and count as requests until their heads are read. */
+	snprintf(conns, sizeof(conns), "%d", A.subs + 64);
+	if (api_option(&S.d, "listen", "127.0.0.1:0") ||
+	    api_option(&S.d, "status-interval-ms", "0") ||
+	    api_option(&S.d, "max-request-conns", conns) ||
+	    api_option(&S.d, "max-stream-conns", conns) || api_start(&S.d))
+		return -1;
+	net = net_api_of(&S.d);
+	S.port[SIDE_TUNERD] = http_front_port(net->front);
+	S.ws = http_front_ws(net->front);
+	return S.ws ? 0 : -1;
 }
 
 static int server_start(void)
@@ -432,27 +278,20 @@ static int server_start(void)
 	snprintf(S.d.name, sizeof(S.d.name), "bench");
 	if (!S.d.events || eventbus_set_box(S.d.events, S.d.name))
 		return -1;
-	S.ws = ws_server_new(&S.d, NULL, NULL);
-	if (!S.ws || base_start(S.loop))
+	if (front_start() || fanout_base_start(S.loop))
 		return -1;
-	for (int s = 0; s < SIDES; s++)
-		if (loop_add_fd(S.loop, S.listen[s], LOOP_READ, on_accept,
-				(void *)(intptr_t)s) ||
-		    loop_add_fd(S.loop, S.ctl[s], LOOP_READ, on_ctl,
-				(void *)(intptr_t)s))
-			return -1;
-	return 0;
+	return loop_add_fd(S.loop, S.base_listen, LOOP_READ, on_base_accept,
+			   NULL);
 }
 
 static void server_stop(void)
 {
-	event_streams_stop(&S.d);
-	for (int s = 0; s < SIDES; s++) {
-		loop_del_fd(S.loop, S.listen[s]);
-		loop_del_fd(S.loop, S.ctl[s]);
-	}
-	ws_server_free(S.ws);
-	base_stop(S.loop);
+	loop_del_fd(S.loop, S.base_listen);
+	for (int i = 0; i < CHILDREN; i++)
+		if (S.gone < CHILDREN)
+			loop_del_fd(S.loop, S.ctl[i]);
+	api_stop(&S.d);
+	fanout_base_stop(S.loop);
 	eventbus_free(S.d.events);
 	loop_free(S.loop);
 }
@@ -470,61 +309,145 @@ static void raise_nofile(int need)
 	}
 }
 
+static int *arg_slot(const char *name)
+{
+	static const struct {
+		const char *name;
+		int *v;
+	} slots[] = {
+	    {"--subscribers", &A.subs}, {"--events", &A.rounds},
+	    {"--runs", &A.runs},        {"--load-events", &load_events},
+	    {"--load-ms", &load_ms},    {"--probes", &A.probes}};
+
+	for (size_t i = 0; i < sizeof(slots) / sizeof(slots[0]); i++)
+		if (!strcmp(name, slots[i].name))
+			return slots[i].v;
+	return NULL;
+}
+
 static void parse_args(int argc, char **argv)
 {
-	for (int i = 1; i + 1 < argc; i += 2) {
-		if (!strcmp(argv[i], "--subscribers"))
-			n_subs = atoi(argv[i + 1]);
-		else if (!strcmp(argv[i], "--events"))
-			n_rounds = atoi(argv[i + 1]);
+	int bad = argc % 2 == 0;
+
+	for (int i = 1; i + 1 < argc && !bad; i += 2) {
+		int *v = arg_slot(argv[i]);
+
+		if (v)
+			*v = atoi(argv[i + 1]);
+		bad = !v;
 	}
-	if (n_subs < 1 || n_subs > MAX_SUBS || n_rounds < 1) {
+	if (bad || A.subs < 1 || A.subs > MAX_SUBS || A.rounds < 1 ||
+	    A.runs < 1 || A.runs > MAX_RUNS || load_events < 1 || load_ms < 1 ||
+	    A.probes < 10) {
 		fprintf(stderr,
-			"usage: bench_fanout [--subscribers 1..%d] "
-			"[--events N]\n",
-			MAX_SUBS);
+			"usage: bench_fanout [--subscribers 1..%d] [--events "
+			"E] [--runs 1..%d] [--load-events B] [--load-ms P] "
+			"[--probes K>=10]\n",
+			MAX_SUBS, MAX_RUNS);
 		exit(2);
 	}
 }
 
-static void report(const struct result r[SIDES])
+static int cmp_double(const void *a, const void *b)
 {
-	printf("bench_fanout: %d subscribers per side, %d events each "
-	       "(publish -> receipt, same host, same bytes, lws clients)\n",
-	       n_subs, n_rounds);
-	printf("  %-40s p50 %8.1f us  p99 %8.1f us\n",
-	       "bare lws server, same loop (baseline):", r[SIDE_BASE].p50,
-	       r[SIDE_BASE].p99);
-	printf("  %-40s p50 %8.1f us  p99 %8.1f us\n",
-	       "tunerd: bus -> hub -> WebSocket server:", r[SIDE_TUNERD].p50,
-	       r[SIDE_TUNERD].p99);
-	printf("  %-40s p50 %8.2f     p99 %8.2f\n", "ratio tunerd / baseline:",
-	       r[SIDE_TUNERD].p50 / r[SIDE_BASE].p50,
-	       r[SIDE_TUNERD].p99 / r[SIDE_BASE].p99);
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
 }
 
-/* Each side's subscribers in a child of their own, forked before any
- * loop or lws context exists. */
-static int spawn_children(void)
+/* "median (min..max)" of v[0..n), sorted in place. */
+static void print_spread(const char *label, double *v, int n, const char *unit)
 {
-	for (int s = 0; s < SIDES; s++) {
-		int sv[2];
+	qsort(v, (size_t)n, sizeof(double), cmp_double);
+	printf("  %-28s %9.2f %s  (%.2f .. %.2f)\n", label, v[n / 2], unit,
+	       v[0], v[n - 1]);
+}
 
-		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
-			return -1;
-		S.child[s] = fork();
-		if (S.child[s] == 0) {
-			close(sv[0]);
-			for (int t = 0; t < SIDES; t++)
-				close(S.listen[t]);
-			_exit(clients_main(sv[1], S.port[s]));
-		}
-		close(sv[1]);
-		S.ctl[s] = sv[0];
-		if (S.child[s] < 0)
-			return -1;
+static void report_rounds(void)
+{
+	double v[6][MAX_RUNS];
+
+	printf("bench_fanout: %d subscribers per side, %d runs of %d events "
+	       "(publish -> receipt; tunerd through its front's port)\n",
+	       A.subs, A.runs, A.rounds);
+	printf("  run  baseline p50/p99 (us)   tunerd p50/p99 (us)   ratio "
+	       "p50/p99\n");
+	for (int i = 0; i < A.runs; i++) {
+		const struct fanout_result *b = &S.res[i][SIDE_BASE],
+					   *t = &S.res[i][SIDE_TUNERD];
+
+		v[0][i] = b->p50;
+		v[1][i] = b->p99;
+		v[2][i] = t->p50;
+		v[3][i] = t->p99;
+		v[4][i] = t->p50 / b->p50;
+		v[5][i] = t->p99 / b->p99;
+		printf("  %3d  %9.1f %9.1f     %9.1f %9.1f      %5.2f %5.2f\n",
+		       i + 1, b->p50, b->p99, t->p50, t->p99, v[4][i], v[5][i]);
 	}
-	return 0;
+	printf("  median of %d runs (min .. max):\n", A.runs);
+	print_spread("baseline p50", v[0], A.runs, "us");
+	print_spread("baseline p99", v[1], A.runs, "us");
+	print_spread("tunerd p50", v[2], A.runs, "us");
+	print_spread("tunerd p99", v[3], A.runs, "us");
+	print_spread("ratio tunerd/baseline p50", v[4], A.runs, "x");
+	print_spread("ratio tunerd/baseline p99", v[5], A.runs, "x");
+}
+
+static void report_load(void)
+{
+	const struct ws_stats *a = &S.ws_after, *b = &S.ws_before;
+	uint64_t batches = a->batches - b->batches;
+	uint64_t msgs = a->messages - b->messages;
+
+	printf("load: %d events every %d ms to %d subscribers (tunerd), %ld "
+	       "published\n",
+	       load_events, load_ms, A.subs, S.load_published);
+	printf("  event latency       p50 %9.1f us  p99 %9.1f us  max %9.1f "
+	       "us  (%ld receipts of %ld)\n",
+	       S.load_lat.p50, S.load_lat.p99, S.load_lat.max, S.load_lat.n,
+	       S.load_published * A.subs);
+	if (S.load_lat.closed)
+		printf("  subscribers closed by the server (slow consumers): "
+		       "%ld of %d\n",
+		       S.load_lat.closed, A.subs);
+	printf("  GET /api/v1/tuners  idle:    p50 %7.1f us  p99 %7.1f us\n",
+	       S.rest_idle.p50, S.rest_idle.p99);
+	printf("  GET /api/v1/tuners  fan-out: p50 %7.1f us  p99 %7.1f us  "
+	       "(p99 %.2fx idle)\n",
+	       S.rest_load.p50, S.rest_load.p99,
+	       S.rest_load.p99 / S.rest_idle.p99);
+	printf(
+	    "  WebSocket writes: %llu batches, %llu messages, %.1f "
+	    "messages per write (max %llu), %llu deferred to the next turn\n",
+	    (unsigned long long)batches, (unsigned long long)msgs,
+	    batches ? (double)msgs / (double)batches : 0.0,
+	    (unsigned long long)a->max_batch,
+	    (unsigned long long)(a->deferred - b->deferred));
+}
+
+/* A child, forked once the servers listen (it uses neither their loop nor
+ * their lws contexts, and leaves by _exit()). */
+static int spawn(int who)
+{
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return -1;
+	S.child[who] = fork();
+	if (S.child[who] == 0) {
+		close(sv[0]);
+		if (who == PROBER)
+			_exit(
+			    fanout_prober_main(&A, sv[1], S.port[SIDE_TUNERD]));
+		_exit(fanout_subscribers_main(&A, sv[1], S.port[who]));
+	}
+	close(sv[1]);
+	S.ctl[who] = sv[0];
+	if (S.child[who] < 0)
+		return -1;
+	return loop_add_fd(S.loop, sv[0], LOOP_READ, on_ctl,
+			   (void *)(intptr_t)who);
 }
 
 int main(int argc, char **argv)
@@ -532,29 +455,42 @@ int main(int argc, char **argv)
 	int ok = 1;
 
 	parse_args(argc, argv);
-	raise_nofile(2 * n_subs + 256);
+	raise_nofile(2 * A.subs + 1024);
 	lws_set_log_level(LLL_ERR, NULL);
-	for (int s = 0; s < SIDES; s++)
-		S.listen[s] = listen_any(&S.port[s]);
-	if (spawn_children() || server_start()) {
+	S.base_listen = listen_any(&S.port[SIDE_BASE]);
+	if (server_start()) {
 		fprintf(stderr, "bench_fanout: cannot start\n");
 		return 1;
 	}
+	for (int i = 0; i < CHILDREN; i++)
+		if (spawn(i)) {
+			fprintf(stderr, "bench_fanout: cannot fork\n");
+			return 1;
+		}
 	loop_run(S.loop);
 	server_stop();
-	for (int s = 0; s < SIDES; s++) {
+	for (int i = 0; i < CHILDREN; i++) {
 		int status = 0;
 
-		close(S.listen[s]);
-		close(S.ctl[s]);
-		waitpid(S.child[s], &status, 0);
-		ok &= S.res[s].ok;
+		close(S.ctl[i]);
+		waitpid(S.child[i], &status, 0);
+		ok &= WIFEXITED(status) && WEXITSTATUS(status) == 0;
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			fprintf(stderr, "bench_fanout: child %d: status 0x%x\n",
+				i, status);
 	}
-	if (!ok || S.failed) {
-		fprintf(stderr, "bench_fanout: the run failed (%s)\n",
-			S.failed ? "adoption" : "subscribers");
+	close(S.base_listen);
+	if (!ok || S.failed || S.reported[SIDE_BASE] != A.runs ||
+	    S.reported[SIDE_TUNERD] != A.runs) {
+		fprintf(stderr,
+			"bench_fanout: the run failed (children %s, runs "
+			"reported %d and %d of %d%s)\n",
+			ok ? "ok" : "failed", S.reported[SIDE_BASE],
+			S.reported[SIDE_TUNERD], A.runs,
+			S.failed ? ", a child broke off" : "");
 		return 1;
 	}
-	report(S.res);
+	report_rounds();
+	report_load();
 	return 0;
 }

@@ -46,14 +46,9 @@
 #include "loop.h"
 #include "ws_priv.h"
 
-/* Messages written per WRITEABLE callback, so one client cannot hold
- * the loop while the others wait. */
-#define WS_WRITES_PER_TURN 32
 /* Ping after this much silence, hang up after this much (api.md). */
 #define WS_PING_S 30
 #define WS_IDLE_S 60
-/* A closed stream's last message gets this long to drain. */
-#define WS_CLOSE_FLUSH_S 20
 /* Kernel buffering per stream: bounds memory and lets a stalled client
  * show as a slow consumer within seconds. */
 #define WS_SNDBUF (128 * 1024)
@@ -77,37 +72,20 @@ struct ws_server {
 	void *closed_arg;
 	struct ws_conn *adopting; /* inside an adoption with a head */
 	struct log_budget refusals;
-	unsigned char *scratch;
-	size_t scratch_cap;
+	struct ws_writer writer; /* ws_write.c */
 };
 
-/* ---- writing ---- */
-
-static void ws_wake(void *owner)
+struct ws_writer *ws_writer_of(struct ws_server *srv)
 {
-	struct ws_conn *c = owner;
-
-	if (c->closing)
-		return;
-	lws_callback_on_writable(c->wsi);
-	if (event_sub_is_closed(c->sub))
-		lws_set_timeout(c->wsi, PENDING_TIMEOUT_CLOSE_SEND,
-				WS_CLOSE_FLUSH_S);
+	return &srv->writer;
 }
 
-static unsigned char *ws_scratch(struct ws_server *srv, size_t len)
+void ws_server_stats(const struct ws_server *srv, struct ws_stats *out)
 {
-	unsigned char *p;
-
-	if (LWS_PRE + len <= srv->scratch_cap)
-		return srv->scratch;
-	p = realloc(srv->scratch, LWS_PRE + len);
-	if (!p)
-		return NULL;
-	srv->scratch = p;
-	srv->scratch_cap = LWS_PRE + len;
-	return p;
+	*out = srv->writer.stats;
 }
+
+/* ---- closing ---- */
 
 static long ws_close_fire(struct loop *l, uint64_t id, void *arg)
 {
@@ -141,8 +119,7 @@ static int ws_close_with(struct ws_conn *c, enum lws_close_status code,
 	return c->close_timer ? 0 : -1;
 }
 
-/* The stream ended (its last message went out): close with its code. */
-static int ws_close_stream(struct ws_conn *c)
+int ws_close_stream(struct ws_conn *c)
 {
 	const char *why = event_sub_close_reason(c->sub);
 
@@ -150,53 +127,6 @@ static int ws_close_stream(struct ws_conn *c)
 		return ws_close_with(c, LWS_CLOSE_STATUS_POLICY_VIOLATION,
 				     "slow consumer");
 	return ws_close_with(c, LWS_CLOSE_STATUS_GOINGAWAY, "shutting down");
-}
-
-/* 0 when written; -1 when the connection must close. */
-static int ws_write_item(struct ws_conn *c, const struct stream_item *it)
-{
-	unsigned char *buf;
-	const char *text;
-	size_t len;
-
-	text = event_sub_text(it, &len);
-	buf = ws_scratch(c->srv, len);
-	if (!buf)
-		return -1;
-	memcpy(buf + LWS_PRE, text, len);
-	/* lws keeps what the socket did not take and sends it first. */
-	return lws_write(c->wsi, buf + LWS_PRE, len, LWS_WRITE_TEXT) < (int)len
-		   ? -1
-		   : 0;
-}
-
-static int ws_writeable(struct ws_conn *c)
-{
-	const struct stream_item *it;
-
-	if (!c->sub || c->closing)
-		return 0;
-	for (int n = 0; n < WS_WRITES_PER_TURN; n++) {
-		enum stream_item_kind kind;
-
-		it = event_sub_peek(c->sub);
-		if (!it)
-			break;
-		kind = it->kind;
-		if (ws_write_item(c, it))
-			return -1;
-		event_sub_pop(c->sub);
-		if (kind == STREAM_CLOSED)
-			return ws_close_stream(c);
-		/* The socket is full: lws keeps the rest, wait for room. */
-		if (lws_partial_buffered(c->wsi))
-			break;
-	}
-	if (event_sub_peek(c->sub))
-		lws_callback_on_writable(c->wsi);
-	else if (event_sub_is_closed(c->sub))
-		return ws_close_stream(c); /* its closed message was lost */
-	return 0;
 }
 
 /* ---- reading ---- */
@@ -285,6 +215,7 @@ static void ws_conn_unlink(struct ws_conn *c)
 static void ws_conn_free(struct ws_conn *c)
 {
 	loop_del_timer(c->srv->loop, c->close_timer);
+	ws_writer_forget(&c->srv->writer, c);
 	ws_conn_unlink(c);
 	ws_requests_forget(c);
 	event_sub_free(c->sub);
@@ -479,10 +410,10 @@ void ws_server_free(struct ws_server *srv)
 {
 	if (!srv)
 		return;
-	if (srv->ctx) {
+	ws_writer_stop(&srv->writer);
+	if (srv->ctx)
 		lws_context_destroy(srv->ctx); /* closes every connection */
-		ws_let_lws_close(srv);
-	}
+	ws_let_lws_close(srv);
 	/* Every handle is closed: this one frees the context. */
 	if (srv->ctx && !srv->nconns)
 		lws_context_destroy(srv->ctx);
@@ -490,7 +421,6 @@ void ws_server_free(struct ws_server *srv)
 		log_warn("ws: libwebsockets did not finish; leaving it");
 	while (srv->conns) /* adoptions lws refused without a wsi */
 		ws_conn_free(srv->conns);
-	free(srv->scratch);
 	free(srv);
 }
 
@@ -557,7 +487,8 @@ struct ws_server *ws_server_new(struct daemon *d, ws_closed_fn closed,
 	    "refused event streams", WS_REFUSE_LOG_MAX,
 	    WS_REFUSE_LOG_WINDOW_MS);
 	lws_set_log_level(LLL_ERR | LLL_WARN, ws_lws_log);
-	if (ws_context_start(srv) == 0)
+	if (ws_context_start(srv) == 0 &&
+	    ws_writer_start(&srv->writer, srv->loop) == 0)
 		return srv;
 	log_err("ws: cannot start libwebsockets on the libuv loop");
 	ws_server_free(srv);

@@ -13,6 +13,7 @@
 #define TUNERD_WS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct daemon;
 struct ws_server;
@@ -41,6 +42,17 @@ int ws_adopt(struct ws_server *srv, int fd, const char *head, size_t len);
  * "closed" item, or a refusal) to libwebsockets: a stop waits for these
  * to reach zero before it tears the server down. */
 unsigned int ws_server_busy(const struct ws_server *srv);
+/*
+ * What the server wrote since it started: each WRITEABLE callback that
+ * wrote hands one batch of a client's queued messages to lws and the
+ * socket (ws_write.c), so messages / batches is the messages per write.
+ * deferred: loop turns that left clients with something to send waiting
+ * for a later turn (the turn's budget was spent).
+ */
+struct ws_stats {
+	uint64_t batches, messages, max_batch, deferred;
+};
+void ws_server_stats(const struct ws_server *srv, struct ws_stats *out);
 /*
  * Close every connection and free the server.  libwebsockets closes its
  * libuv handles asynchronously: this runs the loop (not loop_run(): the

@@ -12,10 +12,14 @@
 #include "auth.h"
 #include "command.h"
 #include "event_stream.h"
+#include "ws.h"
 
+struct loop;
 struct lws;
 struct ws_server;
 struct ws_pending;
+typedef struct uv_prepare_s uv_prepare_t;
+typedef struct uv_idle_s uv_idle_t;
 
 /* Largest client message (api.md); bigger ones get an error reply. */
 #define WS_MSG_MAX (16 * 1024)
@@ -51,8 +55,42 @@ struct ws_conn {
 	struct command_client client;
 	struct ws_pending *pending;
 
+	/* In the FIFO of writers (ws_write.c). */
+	int wq_queued;
+	struct ws_conn *wq_prev, *wq_next;
+
 	struct ws_conn *prev, *next;
 };
+
+/* A closed stream's last message gets this long to drain. */
+#define WS_CLOSE_FLUSH_S 20
+
+/* The writing side of a server (ws_write.c): the scratch buffer lws
+ * frames in, the per-turn budget and the counters of ws_server_stats(). */
+struct ws_writer {
+	unsigned char *scratch;
+	size_t scratch_cap;
+	uv_prepare_t *turn; /* arms the turn's writers before each poll */
+	uv_idle_t *idle;    /* keeps the poll from blocking while some wait */
+	struct ws_conn *wq_head, *wq_tail; /* the FIFO of writers */
+	struct ws_stats stats;
+};
+
+struct ws_writer *ws_writer_of(struct ws_server *srv);
+/* Start the per-turn arming on l (0, or -1 when out of memory); stop
+ * closes its handles through the loop and frees the scratch buffer. */
+int ws_writer_start(struct ws_writer *w, struct loop *l);
+void ws_writer_stop(struct ws_writer *w);
+/* c goes away: out of the FIFO of writers. */
+void ws_writer_forget(struct ws_writer *w, struct ws_conn *c);
+/* The hub's wake-up for c (event_sub_wake_fn): ask lws for WRITEABLE. */
+void ws_wake(void *owner);
+/* LWS_CALLBACK_SERVER_WRITEABLE: write a batch of c's queue.  0, or -1
+ * when the connection must close. */
+int ws_writeable(struct ws_conn *c);
+/* The stream ended (its last message went out): close politely with its
+ * code (ws.c).  0, or -1 when the close could not be scheduled. */
+int ws_close_stream(struct ws_conn *c);
 
 /* The log budget of the server serving wsi for its refused upgrades
  * (WS_REFUSE_LOG_MAX lines per WS_REFUSE_LOG_WINDOW_MS). */

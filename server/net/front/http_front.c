@@ -572,3 +572,8 @@ struct sse_set *http_front_sse(const struct http_front *f)
 {
 	return f ? f->sse : NULL;
 }
+
+struct ws_server *http_front_ws(const struct http_front *f)
+{
+	return f ? f->ws : NULL;
+}

@@ -28,6 +28,7 @@ struct http_front;
 struct MHD_Connection;
 struct net_api;
 struct sse_set;
+struct ws_server;
 
 /* The caps of the two classes by default (--max-request-conns,
  * --max-stream-conns, or the config file's max_request_connections and
@@ -102,5 +103,7 @@ char *http_front_streams_full(const struct http_front *f);
 
 /* The SSE streams served through this front (sse_stream.h). */
 struct sse_set *http_front_sse(const struct http_front *f);
+/* The WebSocket server the front hands its upgrades to (ws.h). */
+struct ws_server *http_front_ws(const struct http_front *f);
 
 #endif /* TUNERD_HTTP_FRONT_H */
