@@ -41,6 +41,7 @@ struct command {
 	int have_status;
 	struct status_read *read; /* a status waiting on a shared read */
 	struct command *rnext;
+	json_t *channel; /* a tune by channel: the channel */
 };
 
 struct status_read {
@@ -107,6 +108,7 @@ static void command_finish(struct command *c, unsigned int status, json_t *body,
 
 	command_unlink(c);
 	loop_del_timer(c->cl->cs->d->loop, c->poll_timer);
+	json_decref(c->channel);
 	free(c);
 	done(&res, arg);
 }
@@ -124,13 +126,16 @@ static void command_finish_errno(struct command *c, int err)
 static json_t *tune_answer(struct command *c)
 {
 	uint64_t at = changed_at(c->cl->cs, c->tuner);
-
-	return json_pack(
+	json_t *a = json_pack(
 	    "{s:I, s:o, s:o, s:b, s:I}", "tuner", (json_int_t)c->tuner,
 	    "params", params_to_json(&c->params), "status",
 	    c->have_status ? status_to_json(&c->status, at) : json_null(),
 	    "locked", c->have_status && api_status_locked(&c->status),
 	    "elapsed_ms", (json_int_t)(loop_now_ms() - c->t0_ms));
+
+	if (a && c->channel)
+		json_object_set(a, "channel", c->channel);
+	return a;
 }
 
 static void command_tuner_done(int err, const struct tstub_status *st,
@@ -364,6 +369,7 @@ static int parse_tune(struct command *c, const struct command_request *req,
 	static const char *const inline_extra[] = {"lease_id", "wait_lock_ms",
 						   NULL};
 	struct tuner_snapshot s;
+	int ret;
 
 	*wait = req->wait_lock_ms;
 	if (req->params) {
@@ -380,7 +386,13 @@ static int parse_tune(struct command *c, const struct command_request *req,
 		return bad_field(e, req->args_field,
 				 "an object with the tune params");
 	tuner_snapshot(t, &s);
-	if (params_from_json_ext(req->args, s.have_info ? &s.info : NULL,
+	ret = command_channel_params(c->cl->cs, req->args, req->args_inline,
+				     s.have_info ? &s.info : NULL, &c->params,
+				     &c->channel, e);
+	if (ret < 0)
+		return ret;
+	if (ret == 0 &&
+	    params_from_json_ext(req->args, s.have_info ? &s.info : NULL,
 				 req->args_inline ? inline_extra : NULL,
 				 &c->params, e))
 		return -EINVAL;
@@ -536,6 +548,7 @@ int command_submit(struct command_client *cl, const struct command_request *req,
 			refused(c, t, ret, now);
 	}
 	if (ret) {
+		json_decref(c->channel);
 		free(c);
 		return ret;
 	}
@@ -566,6 +579,7 @@ void command_client_cancel(struct command_client *cl)
 		read_leave(c);
 		loop_del_timer(cl->cs->d->loop, c->poll_timer);
 		command_unlink(c);
+		json_decref(c->channel);
 		free(c);
 	}
 }
