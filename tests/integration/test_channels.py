@@ -10,7 +10,9 @@ import subprocess
 import tempfile
 import unittest
 
-from events_util import EventsFromNow
+import json
+
+from events_util import EventsFromNow, ws_connect, ws_next
 from harness import ApiBoxTest
 from test_stream_ts import ENV_FILE, env_muxes
 
@@ -112,6 +114,21 @@ class ChannelsTest(ApiBoxTest):
                                   {"channel": "ITV1", "frequency": 1}),
                          400, "bad_request")
 
+        # the WebSocket's tune takes a channel as its params
+        ws = ws_connect(self.port)
+        self.addCleanup(ws.close)
+        ws.send(json.dumps({"id": "w1", "op": "tune", "tuner": 2,
+                            "params": {"channel": "Film4"}}))
+        reply = ws_next(ws, lambda m: m.get("type") == "reply")
+        self.assertTrue(reply["ok"], reply)
+        self.assertEqual(reply["result"]["channel"]["lcn"], 14)
+        self.assertEqual(reply["result"]["params"]["frequency"], 514000000)
+        ws.send(json.dumps({"id": "w2", "op": "tune", "tuner": 2,
+                            "params": {"lcn": 12345}}))
+        reply = ws_next(ws, lambda m: m.get("type") == "reply")
+        self.assertFalse(reply["ok"], reply)
+        self.assertEqual(reply["error"]["code"], "not_found")
+
         # the list survives a restart of the daemon
         self.daemon.stop()
         self.daemons.remove(self.daemon)
@@ -203,6 +220,20 @@ class ChannelsTest(ApiBoxTest):
                          400, "bad_request")
         self.assertError(self.api("GET", "/api/v1/channels?format=xml"),
                          400, "bad_request")
+
+    def test_lease_rules(self):
+        lease = self.api("POST", "/api/v1/tuners/1/lease",
+                         {"holder": "recorder"}).json["lease_id"]
+        self.assertError(self.api("POST", "/api/v1/tuners/1/scan",
+                                  {"frequencies": [490000000]}),
+                         409, "lease_conflict")
+        ev = EventsFromNow(self, "types=scan.done")
+        r = self.api("POST", "/api/v1/tuners/1/scan",
+                     {"frequencies": [490000000]},
+                     headers={"X-Tunerd-Lease": lease})
+        self.assertEqual(r.status, 202, r)
+        e = ev.wait("scan.done", scan=r.json["scan"]["id"])
+        self.assertEqual((e["state"], e["channels"]), ("done", 11))
 
     def test_busy_and_cancel(self):
         ev = EventsFromNow(self, "types=scan.done")
