@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * Running a scan: per frequency a tune (through the command service,
- * waiting up to SCAN_LOCK_MS for lock), then the multiplex's tables read
+ * Running a scan: per frequency a tune (through the command service),
+ * its status polled until lock (SCAN_LOCK_MS at most, SCAN_SIGNAL_MS
+ * without any signal), then the multiplex's tables read
  * for at most SCAN_TABLES_MS from the tuner's stream, then its services
  * into the channel list.  Everything is a callback on the loop: the
  * tune's answer, the stream reader's wake, the tables' deadline.
  *
- * A DVB-T frequency that does not lock is tried once more as DVB-T2, as
- * a T2 frontend's scan does: European DTT mixes both on one raster.  A
+ * A DVB-T frequency that shows a signal but does not lock is tried once
+ * more as DVB-T2, as a T2 frontend's scan does: European DTT mixes both on one raster.  A
  * tune the chip refuses (422: a frequency off its range) counts as no
  * lock; a tune refused for any other reason (the lease went, the tuner
  * is gone) ends the job as failed, with the refusal.
@@ -123,7 +124,7 @@ static void mux_done(struct scan_job *j, int locked)
 		      (json_int_t)j->done, "total", (json_int_t)j->total,
 		      "locked", locked, "services", (json_int_t)n));
 	j->done++;
-	j->trying_t2 = 0;
+	j->trying_t2 = j->signal = 0;
 	json_decref(j->params);
 	j->params = NULL;
 	job_next(j);
@@ -181,25 +182,88 @@ static void tables_start(struct scan_job *j)
 }
 
 static void tune(struct scan_job *j, const char *delsys);
+static void lock_poll_later(struct scan_job *j);
+
+/* This try did not lock: as DVB-T2 next when a DVB-T try saw a signal. */
+static void no_lock(struct scan_job *j)
+{
+	if (!j->trying_t2 && j->signal && !strcmp(j->delsys, "DVBT")) {
+		j->trying_t2 = 1;
+		tune(j, "DVBT2");
+	} else {
+		mux_done(j, 0);
+	}
+}
+
+static void fail(struct scan_job *j, json_t *body)
+{
+	j->error = json_incref(json_object_get(body, "error"));
+	job_end(j, SCAN_FAILED);
+}
+
+/* A status of the tuned frequency (a tune's, or a poll's). */
+static void status_seen(struct scan_job *j, json_t *status)
+{
+	json_t *fe = json_object_get(status, "fe_status");
+	uint64_t waited = loop_now_ms() - j->tune_ms;
+
+	if (json_is_true(json_object_get(fe, "lock"))) {
+		tables_start(j);
+		return;
+	}
+	if (json_is_true(json_object_get(fe, "signal")) ||
+	    json_is_true(json_object_get(fe, "carrier")))
+		j->signal = 1;
+	if (waited >= SCAN_LOCK_MS || (!j->signal && waited >= SCAN_SIGNAL_MS))
+		no_lock(j);
+	else
+		lock_poll_later(j);
+}
+
+static void poll_done(struct command_result *res, void *arg)
+{
+	struct scan_job *j = arg;
+
+	if (res->status == 200)
+		status_seen(j, res->body);
+	else
+		fail(j, res->body);
+	json_decref(res->body);
+}
+
+static long lock_poll(struct loop *l, uint64_t id, void *arg)
+{
+	struct scan_job *j = arg;
+	struct command_request req = {.tuner = j->tuner, .op = TUNER_OP_STATUS};
+	struct command_result now = {0};
+
+	(void)l;
+	(void)id;
+	j->timer = 0;
+	if (command_submit(&j->client, &req, poll_done, j, &now))
+		poll_done(&now, j);
+	return LOOP_TIMER_DONE;
+}
+
+static void lock_poll_later(struct scan_job *j)
+{
+	j->timer = loop_add_timer(j->h->d->loop, SCAN_POLL_MS, lock_poll, j);
+	if (!j->timer)
+		no_lock(j);
+}
 
 static void tune_answer(struct scan_job *j, struct command_result *res)
 {
 	json_t *body = res->body;
 
-	if (res->status == 200 &&
-	    json_is_true(json_object_get(body, "locked"))) {
+	if (res->status == 200) {
 		j->params = json_incref(json_object_get(body, "params"));
-		tables_start(j);
-	} else if (res->status == 200 || res->status == 422) {
-		if (!j->trying_t2 && !strcmp(j->delsys, "DVBT")) {
-			j->trying_t2 = 1;
-			tune(j, "DVBT2");
-		} else {
-			mux_done(j, 0);
-		}
+		j->tune_ms = loop_now_ms();
+		status_seen(j, json_object_get(body, "status"));
+	} else if (res->status == 422) { /* the chip cannot go there */
+		no_lock(j);
 	} else {
-		j->error = json_incref(json_object_get(body, "error"));
-		job_end(j, SCAN_FAILED);
+		fail(j, body);
 	}
 	json_decref(body);
 }
@@ -218,10 +282,11 @@ static void tune(struct scan_job *j, const char *delsys)
 	struct command_request req = {.tuner = j->tuner,
 				      .op = TUNER_OP_TUNE,
 				      .args = args,
-				      .lease_id = lease,
-				      .wait_lock_ms = SCAN_LOCK_MS};
+				      .lease_id = lease};
 	struct command_result now = {0};
 
+	json_decref(j->params);
+	j->params = NULL;
 	if (command_submit(&j->client, &req, tune_done, j, &now))
 		tune_answer(j, &now);
 	json_decref(args);

@@ -26,7 +26,9 @@ struct scan_job {
 	size_t total, done;
 	char delsys[16]; /* what the caller asked for, the API's name */
 	uint32_t bandwidth;
-	int trying_t2; /* this frequency's second try, as DVB-T2 */
+	int trying_t2;    /* this frequency's second try, as DVB-T2 */
+	int signal;       /* this frequency showed a signal or carrier */
+	uint64_t tune_ms; /* when this try's tune was answered */
 	char *name, *lease_id;
 	struct command_client client;
 	struct stream_reader *reader;

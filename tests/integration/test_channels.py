@@ -221,6 +221,24 @@ class ChannelsTest(ApiBoxTest):
         self.assertError(self.api("GET", "/api/v1/channels?format=xml"),
                          400, "bad_request")
 
+    def test_uhf_band_scan(self):
+        """The eu UHF raster (21-69, 474 MHz + 8 MHz steps) reaches every
+        multiplex of the env file, the offset C30- one at its channel's
+        centre, and nothing else."""
+        def raster(f):
+            return 474000000 + round((f - 474000000) / 8e6) * 8000000
+        job, progress, done = self.scan({"band": "uhf", "region": "eu"})
+        self.assertEqual([p["frequency"] for p in progress],
+                         [474000000 + 8000000 * i for i in range(49)])
+        self.assertEqual(sorted(p["frequency"] for p in progress
+                                if p["locked"]),
+                         sorted(raster(m["frequency"]) for m in SCANNED))
+        got = self.api("GET", "/api/v1/channels").json["channels"]
+        want = expected_channels()
+        for c in want:
+            c["frequency"] = raster(c["frequency"])
+        self.assertEqual(summary(got), want)
+
     def test_lease_rules(self):
         lease = self.api("POST", "/api/v1/tuners/1/lease",
                          {"holder": "recorder"}).json["lease_id"]
