@@ -267,6 +267,14 @@ class ChannelsTest(ApiBoxTest):
         self.assertEqual(r.json["scan"]["state"], "cancelled")
         e = ev.wait("scan.done", scan=r.json["scan"]["id"])
         self.assertEqual(e["state"], "cancelled")
+        self.assertError(self.api("DELETE", "/api/v1/tuners/1/scan"),
+                         404, "not_found")
+        # a scan still running when the daemon stops (tearDown: SIGTERM,
+        # then the sanitizers' verdict in the log)
+        r = self.api("POST", "/api/v1/tuners/1/scan",
+                     {"band": "uhf", "region": "eu"})
+        self.assertEqual(r.status, 202, r)
+        self.assertEqual(r.json["scan"]["id"], "scan-2")
 
 
 if __name__ == "__main__":

@@ -126,9 +126,9 @@ static enum MHD_Result put_channels(struct rest_req *r, int dvbv5)
 	json_decref(body);
 	if (err == -EINVAL || (err && e.status))
 		return rest_api_error(r, &e);
-	if (err)
-		return rest_error(r, 500, "internal", NULL,
-				  "cannot keep the channel list: %s",
+	if (err) /* in memory, not on disk: it holds until the daemon stops */
+		return rest_error(r, 503, "unavailable", NULL,
+				  "the channel list could not be saved: %s",
 				  strerror(-err));
 	return list(r);
 }

@@ -33,16 +33,11 @@ static const struct {
 	uint8_t type;
 	const char *name;
 } services[] = {
-    {4164, 1, 0x01, "BBC ONE Lon"},
-    {4287, 2, 0x01, "BBC TWO"},
-    {17540, 101, 0x19, "BBC ONE HD"},
-    {6720, 700, 0x02, "BBC Radio 1"},
-    {6784, 702, 0x02, "BBC Radio 2"},
-    {6848, 704, 0x02, "BBC Radio 4"},
-    {4671, 70, 0x01, "CBBC"},
-    {4736, 71, 0x01, "CBeebies"},
-    {4415, 231, 0x01, "BBC NEWS"},
-    {4608, 232, 0x01, "BBC Parliament"},
+    {4164, 1, 0x01, "BBC ONE Lon"},   {4287, 2, 0x01, "BBC TWO"},
+    {17540, 101, 0x19, "BBC ONE HD"}, {6720, 700, 0x02, "BBC Radio 1"},
+    {6784, 702, 0x02, "BBC Radio 2"}, {6848, 704, 0x02, "BBC Radio 4"},
+    {4671, 70, 0x01, "CBBC"},         {4736, 71, 0x01, "CBeebies"},
+    {4415, 231, 0x01, "BBC NEWS"},    {4608, 232, 0x01, "BBC Parliament"},
 };
 #define NSVC (sizeof(services) / sizeof(services[0]))
 
