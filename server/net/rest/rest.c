@@ -502,7 +502,8 @@ static enum MHD_Result query_arg(void *cls, enum MHD_ValueKind kind,
 }
 
 /* The first query parameter a REST route does not know, or NULL.  Only
- * DELETE .../lease, GET .../status and GET .../stream take any;
+ * .../lease and .../scan (lease_id), GET .../status, GET .../stream and
+ * /channels (format) take any;
  * the event stream checks its own and static files ignore them (cache
  * busting). */
 static const char *bad_query_param(struct rest_req *r)
