@@ -7,15 +7,17 @@ set -euo pipefail
 # loop), and lws loads that support as a plugin from this package.
 # libdvbpsi-dev: the simulated box's PSI/SI tables and the streams'
 # rewritten PAT.  libdvbv5-dev (which needs libudev-dev for its pkg-config
-# file): the streams' PAT/PMT parsing.
+# file): the streams' PAT/PMT parsing, the scan's PAT/SDT/NIT parsing and
+# the dvbv5 channel files.
 build_pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev
 	libwebsockets-dev libwebsockets-evlib-uv libuv1-dev libcurl4-openssl-dev
 	libdvbv5-dev libudev-dev libdvbpsi-dev)
 # python3-yaml, python3-jsonschema: the OpenAPI test validates the answers
 # against protocol/openapi.yaml.  ffmpeg: ffprobe checks the simulated
-# box's streams, and ffmpeg makes its test cards.
+# box's streams, and ffmpeg makes its test cards.  dvb-tools:
+# dvb-format-convert reads the daemon's dvbv5 channel export back.
 test_pkgs=(python3 curl python3-websocket python3-yaml python3-jsonschema
-	chromium ffmpeg)
+	chromium ffmpeg dvb-tools)
 kernel_pkgs=(qemu-system-x86 busybox-static cpio kmod)
 # The libFuzzer targets (tests/fuzz, scripts/fuzz.sh): clang-14 with its
 # sanitizer and libFuzzer runtimes (libclang-rt-14-dev holds the

@@ -41,6 +41,7 @@ struct command {
 	int have_status;
 	struct status_read *read; /* a status waiting on a shared read */
 	struct command *rnext;
+	json_t *channel; /* a tune by channel: the channel */
 };
 
 struct status_read {
@@ -106,6 +107,7 @@ static void command_finish(struct command *c, unsigned int status, json_t *body,
 	void *arg = c->arg;
 
 	command_unlink(c);
+	json_decref(c->channel);
 	free(c);
 	done(&res, arg);
 }
@@ -123,13 +125,16 @@ static void command_finish_errno(struct command *c, int err)
 static json_t *tune_answer(struct command *c)
 {
 	uint64_t at = changed_at(c->cl->cs, c->tuner);
-
-	return json_pack(
+	json_t *a = json_pack(
 	    "{s:I, s:o, s:o, s:b, s:I}", "tuner", (json_int_t)c->tuner,
 	    "params", params_to_json(&c->params), "status",
 	    c->have_status ? status_to_json(&c->status, at) : json_null(),
 	    "locked", c->have_status && api_status_locked(&c->status),
 	    "elapsed_ms", (json_int_t)(loop_now_ms() - c->t0_ms));
+
+	if (a && c->channel)
+		json_object_set(a, "channel", c->channel);
+	return a;
 }
 
 static void command_tuner_done(int err, const struct tstub_status *st,
@@ -324,6 +329,7 @@ static int parse_tune(struct command *c, const struct command_request *req,
 	static const char *const inline_extra[] = {"lease_id", "wait_lock_ms",
 						   NULL};
 	struct tuner_snapshot s;
+	int ret;
 
 	*wait = req->wait_lock_ms;
 	if (req->params) {
@@ -340,7 +346,13 @@ static int parse_tune(struct command *c, const struct command_request *req,
 		return bad_field(e, req->args_field,
 				 "an object with the tune params");
 	tuner_snapshot(t, &s);
-	if (params_from_json_ext(req->args, s.have_info ? &s.info : NULL,
+	ret = command_channel_params(c->cl->cs, req->args, req->args_inline,
+				     s.have_info ? &s.info : NULL, &c->params,
+				     &c->channel, e);
+	if (ret < 0)
+		return ret;
+	if (ret == 0 &&
+	    params_from_json_ext(req->args, s.have_info ? &s.info : NULL,
 				 req->args_inline ? inline_extra : NULL,
 				 &c->params, e))
 		return -EINVAL;
@@ -496,6 +508,7 @@ int command_submit(struct command_client *cl, const struct command_request *req,
 			refused(c, t, ret, now);
 	}
 	if (ret) {
+		json_decref(c->channel);
 		free(c);
 		return ret;
 	}
@@ -526,6 +539,7 @@ void command_client_cancel(struct command_client *cl)
 		tuner_forget(cl->cs->d, c);
 		read_leave(c);
 		command_unlink(c);
+		json_decref(c->channel);
 		free(c);
 	}
 }

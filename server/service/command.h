@@ -39,6 +39,11 @@ struct lease_op;
 /* leases may be NULL: then no tuner is ever leased. */
 struct command_service *command_service_new(struct daemon *d,
 					    struct lease_table *leases);
+/* Let tunes name a channel of channels ({"channel":..} or {"lcn":..}
+ * instead of params; command_channel.c).  NULL: none can. */
+struct channel_list;
+void command_service_set_channels(struct command_service *cs,
+				  struct channel_list *channels);
 /* Drops every waiting command's completion: cancel the clients first to
  * answer them. */
 void command_service_free(struct command_service *cs);

@@ -15,7 +15,7 @@ import re
 import sys
 import unittest
 
-from events_util import ws_connect, ws_next
+from events_util import EventsFromNow, ws_connect, ws_next
 from harness import ApiBoxTest
 
 try:
@@ -209,6 +209,36 @@ class MatchesTheSpec(ApiBoxTest):
         self.call("DELETE", "/api/v1/tuners/2/lease",
                   headers={"X-Tunerd-Lease": lease.json["lease_id"]})
 
+    def test_channel_answers(self):
+        """Scans, the channel list (JSON), tunes by channel and their
+        errors."""
+        ev = EventsFromNow(self, "types=scan.done")
+        r = self.call("POST", "/api/v1/tuners/1/scan",
+                      {"frequencies": [474000000, 482000000]})
+        self.assertEqual(r.status, 202, r)
+        ev.wait("scan.done", scan=r.json["scan"]["id"])
+        self.assertEqual(self.call("GET", "/api/v1/tuners/1/scan").status,
+                         200)
+        channel = {"name": "Test One", "lcn": 1, "service_id": 1,
+                   "transport_stream_id": 1, "network_id": 1, "type": "tv",
+                   "params": DVBT_474}
+        self.assertEqual(self.call("PUT", "/api/v1/channels",
+                                   {"channels": [channel]}).status, 200)
+        self.assertEqual(self.call("GET", "/api/v1/channels").json,
+                         {"channels": [channel]})
+        r = self.call("POST", "/api/v1/tuners/2/tune", {"lcn": 1})
+        self.assertEqual(r.json["channel"], channel)
+        errors = [
+            self.call("POST", "/api/v1/tuners/2/tune", {"channel": "x"}),
+            self.call("POST", "/api/v1/tuners/2/scan", {"band": "x"}),
+            self.call("DELETE", "/api/v1/tuners/2/scan"),
+            self.call("GET", "/api/v1/tuners/2/scan"),
+            self.call("PUT", "/api/v1/channels", {"channels": [{}]}),
+            self.call("GET", "/api/v1/channels?format=x"),
+        ]
+        for r in errors:
+            self.assertGreaterEqual(r.status, 400, r)
+
     def test_events(self):
         """Every event of a daemon's run so far is an Event: the envelope,
         and params, status, result in the REST shapes."""
@@ -218,6 +248,10 @@ class MatchesTheSpec(ApiBoxTest):
                  {"delivery_system": "ANALOG_TV", "frequency": 175250000,
                   "standard": "PAL-BG"})
         self.api("POST", "/api/v1/tuners/2/sleep")
+        ev = EventsFromNow(self, "types=scan.done")
+        scan = self.api("POST", "/api/v1/tuners/3/scan",
+                        {"frequencies": [474000000, 482000000]}).json
+        ev.wait("scan.done", scan=scan["scan"]["id"])
         lease = self.api("POST", "/api/v1/tuners/4/lease",
                          {"holder": "x"}).json
         self.api("DELETE", "/api/v1/tuners/4/lease",
@@ -231,7 +265,8 @@ class MatchesTheSpec(ApiBoxTest):
         types = {e["type"] for e in events}
         for t in ("stub.connected", "plugin.load", "tuner.attach",
                   "tuner.tune_started", "tuner.tune", "tuner.lock",
-                  "tuner.sleep", "lease.acquired", "lease.released"):
+                  "tuner.sleep", "lease.acquired", "lease.released",
+                  "scan.progress", "scan.done"):
             self.assertIn(t, types)
         for e in events:
             with self.subTest(type=e["type"], seq=e["seq"]):

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "channel_list.h"
 #include "command.h"
 #include "daemon.h"
 #include "event_stream.h"
@@ -19,6 +20,7 @@
 #include "lease.h"
 #include "log.h"
 #include "rest.h"
+#include "scan_job.h"
 #include "stream.h"
 
 struct net_api *net_api_of(const struct daemon *d)
@@ -312,8 +314,14 @@ int api_start(struct daemon *d)
 		net->commands = command_service_new(d, net->leases);
 	if (net->commands)
 		net->streams = stream_hub_new(d);
-	if (!net->streams)
+	if (net->streams)
+		net->channels = channel_list_new(d->state);
+	if (net->channels)
+		net->scans =
+		    scan_hub_new(d, net->commands, net->streams, net->channels);
+	if (!net->scans)
 		goto fail;
+	command_service_set_channels(net->commands, net->channels);
 	errno = 0;
 	net->front = http_front_start(net, net->listen);
 	err = net->front ? event_streams_start(d, net_api_status_interval_ms(d))
@@ -338,6 +346,7 @@ void api_stop(struct daemon *d)
 	/* Every stream ends (daemon_stopping) and is resumed to say so
 	 * before MHD stops; first, so that the event streams still carry
 	 * their stream.stop events. */
+	scan_hub_stop(net->scans);
 	stream_hub_stop(net->streams);
 	/* A lease change in flight is answered (its write ended) before the
 	 * front stops; one still in flight past the bound is answered 503
@@ -353,6 +362,8 @@ void api_stop(struct daemon *d)
 	stream_hub_free(net->streams);
 	net->streams = NULL;
 	rest_cache_free(net);
+	scan_hub_free(net->scans);
+	channel_list_free(net->channels);
 	command_service_free(net->commands);
 	lease_table_free(net->leases);
 	d->api = NULL;

@@ -21,6 +21,8 @@ struct rest_req;
 struct tuner_text;
 struct status_text;
 struct stream_hub;
+struct channel_list;
+struct scan_hub;
 
 struct net_api {
 	struct daemon *d;
@@ -30,11 +32,13 @@ struct net_api {
 	struct lease_table *leases;
 	struct command_service *commands; /* every transport's commands */
 	struct http_front *front;
-	struct stream_hub *streams; /* the tuners' transport streams */
-	int stream_direct;          /* --stream-delivery direct (else mhd) */
-	char *listen;               /* --listen, or NULL */
-	char *config_path;          /* --config, or NULL */
-	struct api_config *retired; /* configs replaced by a reload */
+	struct stream_hub *streams;    /* the tuners' transport streams */
+	struct channel_list *channels; /* the channel list (server/channels) */
+	struct scan_hub *scans;        /* the tuners' scans */
+	int stream_direct;             /* --stream-delivery direct (else mhd) */
+	char *listen;                  /* --listen, or NULL */
+	char *config_path;             /* --config, or NULL */
+	struct api_config *retired;    /* configs replaced by a reload */
 	size_t nretired;
 	long head_timeout_ms;     /* --head-timeout-ms; 0: HTTP_FRONT_HEAD_S */
 	long max_request_conns;   /* --max-request-conns; 0: not given */

@@ -301,6 +301,9 @@ static const struct route_info *route_lookup(enum rest_route rt)
 	    {ROUTE_PLUGINS, "GET, HEAD", ROLE_ADMIN},
 	    {ROUTE_EVENTS, "GET, HEAD", ROLE_VIEWER},
 	    {ROUTE_STREAM, "GET, HEAD", ROLE_VIEWER},
+	    /* POST/PUT/DELETE need the operator role: the handlers check */
+	    {ROUTE_SCAN, "GET, HEAD, POST, DELETE", ROLE_VIEWER},
+	    {ROUTE_CHANNELS, "GET, HEAD, PUT", ROLE_VIEWER},
 	    {ROUTE_STATIC, "GET, HEAD", ROLE_NONE},
 	};
 
@@ -334,7 +337,7 @@ static enum rest_route route_tuner_sub(const char *sub)
 	    {"", ROUTE_TUNER},         {"/tune", ROUTE_TUNE},
 	    {"/status", ROUTE_STATUS}, {"/sleep", ROUTE_SLEEP},
 	    {"/init", ROUTE_INIT},     {"/lease", ROUTE_LEASE},
-	    {"/stream", ROUTE_STREAM},
+	    {"/stream", ROUTE_STREAM}, {"/scan", ROUTE_SCAN},
 	};
 
 	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++)
@@ -360,6 +363,8 @@ static enum rest_route route_of(const char *url, uint32_t *tuner)
 		return ROUTE_PLUGINS;
 	if (!strcmp(rest, "events"))
 		return ROUTE_EVENTS;
+	if (!strcmp(rest, "channels"))
+		return ROUTE_CHANNELS;
 	if (strncmp(rest, "tuners/", 7) != 0)
 		return ROUTE_NONE;
 	rest = parse_id(rest + 7, tuner);
@@ -374,6 +379,8 @@ static int method_allowed(const struct route_info *ri, const char *method)
 		return strstr(ri->allow, "POST") != NULL;
 	if (!strcmp(method, "DELETE"))
 		return strstr(ri->allow, "DELETE") != NULL;
+	if (!strcmp(method, "PUT"))
+		return strstr(ri->allow, "PUT") != NULL;
 	return 0;
 }
 
@@ -470,6 +477,10 @@ static enum MHD_Result route_call(struct rest_req *r, const char *url)
 		return sse_handle(r->net->d, r->conn, &r->who);
 	case ROUTE_STREAM:
 		return rest_stream_get(r);
+	case ROUTE_SCAN:
+		return rest_scan(r);
+	case ROUTE_CHANNELS:
+		return rest_channels(r);
 	case ROUTE_STATIC:
 		return rest_static(r, url);
 	case ROUTE_NONE:
@@ -498,7 +509,8 @@ static enum MHD_Result query_arg(void *cls, enum MHD_ValueKind kind,
 }
 
 /* The first query parameter a REST route does not know, or NULL.  Only
- * DELETE .../lease, GET .../status and GET .../stream take any;
+ * .../lease and .../scan (lease_id), GET .../status, GET .../stream and
+ * /channels (format) take any;
  * the event stream checks its own and static files ignore them (cache
  * busting). */
 static const char *bad_query_param(struct rest_req *r)
@@ -507,12 +519,15 @@ static const char *bad_query_param(struct rest_req *r)
 	static const char *const status[] = {"max_age_ms", NULL};
 	static const char *const stream[] = {"pids", "service", "lease_id",
 					     "access_token", NULL};
+	static const char *const channels[] = {"format", NULL};
 	struct query_check q = {NULL, NULL};
 
 	if (r->route == ROUTE_EVENTS || r->route == ROUTE_STATIC)
 		return NULL;
-	if (r->route == ROUTE_LEASE)
+	if (r->route == ROUTE_LEASE || r->route == ROUTE_SCAN)
 		q.allowed = lease;
+	if (r->route == ROUTE_CHANNELS)
+		q.allowed = channels;
 	if (r->route == ROUTE_STATUS)
 		q.allowed = status;
 	if (r->route == ROUTE_STREAM)
@@ -559,6 +574,7 @@ static enum MHD_Result dispatch(struct rest_req *r, const char *url,
 				  json_pack("{s:s}", "field", bad),
 				  "unknown query parameter \"%s\"", bad);
 	if (r->body_len && strcmp(method, "GET") && strcmp(method, "HEAD") &&
+	    !rest_channels_text_body(r) &&
 	    !is_json_type(MHD_lookup_connection_value(
 		r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE)))
 		return rest_error(r, 415, "unsupported_media_type", NULL,

@@ -39,6 +39,8 @@ enum rest_route {
 	ROUTE_PLUGINS,
 	ROUTE_EVENTS,
 	ROUTE_STREAM,
+	ROUTE_SCAN,
+	ROUTE_CHANNELS,
 	ROUTE_STATIC,
 };
 
@@ -133,6 +135,12 @@ enum MHD_Result rest_static(struct rest_req *r, const char *url);
 /* GET/HEAD .../stream (rest_stream.c); a direct stream's end when MHD is
  * done with its request. */
 enum MHD_Result rest_stream_get(struct rest_req *r);
+/* .../scan and /api/v1/channels (rest_channels.c). */
+enum MHD_Result rest_scan(struct rest_req *r);
+enum MHD_Result rest_channels(struct rest_req *r);
+/* 1 when r's body is a dvbv5 file (PUT /channels?format=dvbv5): it
+ * need not be JSON. */
+int rest_channels_text_body(struct rest_req *r);
 void rest_stream_completed(struct rest_req *r);
 /* url (percent-decoded by MHD: any bytes) as printable ASCII for an
  * error's message and details, other bytes as %XX; cut to fit buf. */
