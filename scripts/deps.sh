@@ -11,7 +11,8 @@ build_pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev
 # against protocol/openapi.yaml.
 test_pkgs=(python3 curl python3-websocket python3-yaml python3-jsonschema
 	chromium)
-kernel_pkgs=(qemu-system-x86 busybox-static cpio kmod)
+# python3: the kernel test compares the parity traces (tests/traces).
+kernel_pkgs=(qemu-system-x86 busybox-static cpio kmod python3)
 
 want=("${build_pkgs[@]}")
 for set in "$@"; do
