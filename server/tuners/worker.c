@@ -77,13 +77,18 @@ static void worker_status_merge(struct tstub_status *st,
 		st->bandwidth = dm->bandwidth;
 }
 
-static int worker_read_status(struct worker *wk, struct tstub_status *st)
+/* The status from the chip and the bridge's demodulator; from the
+ * demodulator alone when the chip is not to be asked and there is one. */
+static int worker_read_status(struct worker *wk, struct tstub_status *st,
+			      int ask_chip)
 {
 	union tstub_buf reply;
 	int err;
 
 	memset(st, 0, sizeof(*st));
-	err = wk->a->ops->get_status(wk->priv, st);
+	err = ask_chip || !wk->a->demod_status
+		  ? wk->a->ops->get_status(wk->priv, st)
+		  : 0;
 	if (err)
 		return err;
 	if (wk->a->demod_status) {
@@ -134,7 +139,7 @@ static int worker_exec(struct worker *wk, struct worker_cmd *c)
 	case TUNER_OP_SLEEP:
 		return ops->sleep(wk->priv);
 	case TUNER_OP_STATUS:
-		err = worker_read_status(wk, &c->status);
+		err = worker_read_status(wk, &c->status, 1);
 		c->have_status = !err;
 		return err;
 	case TUNER_OP_FREQUENCY:
@@ -171,7 +176,11 @@ static void worker_run(struct worker *wk, struct worker_cmd *c)
 }
 
 /* After a tune: tell the stub when the tune did not come from it, read
- * the status; then report the command to the daemon. */
+ * the status; then report the command to the daemon.  After a tune from
+ * the kernel the bridge's demodulator tells (when there is one), not the
+ * chip: the frontend asks the chip itself when it wants to, so the chip
+ * sees exactly the traffic of the kernel's own driver (the parity check
+ * of the kernel test compares the two). */
 static void worker_finish(struct worker *wk, struct worker_cmd *c,
 			  int notify_stub)
 {
@@ -181,7 +190,8 @@ static void worker_finish(struct worker *wk, struct worker_cmd *c,
 		if (notify_stub)
 			worker_notify(&wk->ctx, TSTUB_PARAMS_CHANGED, &wk->cur,
 				      sizeof(wk->cur));
-		c->have_status = !worker_read_status(wk, &c->status);
+		c->have_status = !worker_read_status(
+		    wk, &c->status, c->origin != TUNER_ORIGIN_KERNEL);
 	}
 	wk->ctx.cmd_deadline_ns = 0;
 	m.done.origin = c->origin;
