@@ -49,6 +49,26 @@ static const struct gen_image gen_images[] = {
     {XC3028_FW_SCODE | XC3028_FW_HAS_IF, 0, 5380, 0},
     {XC3028_FW_SCODE | XC3028_FW_HAS_IF, 0, 6000, 0},
     {XC3028_FW_SCODE | XC3028_FW_HAS_IF, 0, 6380, 0},
+    /* Appended, so the images above keep their bytes.  What Linux's
+     * xc2028.ko looks for on the kernel test's board and sweep, as the
+     * real v2.7 file has it: the BASE of FM radio, the DTV images per
+     * demodulator variant (D2620/D2633), more analog standards, and the
+     * SCODE at 4760 kHz (ZARLINK456 with firmware before 3.2). */
+    {XC3028_FW_BASE | XC3028_FW_FM, 0, 0, 640},
+    {XC3028_FW_D2620 | XC3028_FW_DTV6 | XC3028_FW_QAM, 0, 0, 300},
+    {XC3028_FW_D2633 | XC3028_FW_DTV6 | XC3028_FW_QAM, 0, 0, 300},
+    {XC3028_FW_D2620 | XC3028_FW_DTV6, 0, 0, 300},
+    {XC3028_FW_D2633 | XC3028_FW_DTV6, 0, 0, 300},
+    {XC3028_FW_D2620 | XC3028_FW_DTV7, 0, 0, 320},
+    {XC3028_FW_D2633 | XC3028_FW_DTV7, 0, 0, 320},
+    {XC3028_FW_D2620 | XC3028_FW_DTV78, 0, 0, 320},
+    {XC3028_FW_D2633 | XC3028_FW_DTV78, 0, 0, 320},
+    {XC3028_FW_D2620 | XC3028_FW_DTV8, 0, 0, 340},
+    {XC3028_FW_D2633 | XC3028_FW_DTV8, 0, 0, 340},
+    {0, XC3028_STD_PAL_DK, 0, 360},
+    {0, XC3028_STD_525_LINES, 0, 360},
+    {0, XC3028_STD_SECAM_L, 0, 360},
+    {XC3028_FW_SCODE | XC3028_FW_HAS_IF, 0, 4760, 0},
 };
 
 #define GEN_IMAGE_COUNT (sizeof(gen_images) / sizeof(gen_images[0]))
