@@ -169,7 +169,8 @@ judge() {
 }
 
 # The traces of the parity check, one file per chip and tuner in
-# WORK/traces/, compared byte for byte (tests/traces/trace_compare.py).
+# WORK/traces/, compared byte for byte (tests/traces/trace_compare.py);
+# every difference is listed in WORK/traces/differences.txt.
 parity() {
 	rm -rf "$work/traces"
 	mkdir -p "$work/traces"
@@ -177,7 +178,8 @@ parity() {
 	python3 "$root/tests/traces/trace_compare.py" --split "$work/traces.raw" \
 		--out "$work/traces" &&
 		python3 "$root/tests/traces/trace_compare.py" \
-			--readme "$root/plugins/README.md" "$work/traces"
+			--readme "$root/plugins/README.md" \
+			--report "$work/traces/differences.txt" "$work/traces"
 }
 
 install_packages

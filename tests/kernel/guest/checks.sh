@@ -155,6 +155,8 @@ t_daemon_init() {
 	wait_for 40 announced $NCLIENTS
 	r=$?
 	cat $ST/state $ST/clients
+	# Why a tuner was not announced: the daemon's side, on the console.
+	[ $r -eq 0 ] || tail -n 60 /tmp/daemon-$DLOG.log >/dev/console
 	return $r
 }
 
