@@ -227,3 +227,19 @@ int trace_parity_pending(const char *readme, const char *chip)
 	fclose(f);
 	return pending;
 }
+
+int trace_defect_listed(const char *readme, const char *id)
+{
+	char line[512], name[64];
+	int listed = 0;
+	FILE *f = fopen(readme, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "| `%63[a-z0-9-]` |", name) == 1 &&
+		    !strcmp(name, id))
+			listed = 1;
+	fclose(f);
+	return listed;
+}

@@ -59,4 +59,8 @@ int trace_request_params(const char *req, struct tstub_params *p);
  * the file cannot be read. */
 int trace_parity_pending(const char *readme, const char *chip);
 
+/* The defects table of plugins/README.md lists this id (`id` in its
+ * first column): 1, 0, or -1 when the file cannot be read. */
+int trace_defect_listed(const char *readme, const char *id);
+
 #endif /* TUNERD_TRACE_FILE_H */

@@ -10,7 +10,9 @@
  * requests on a mock host whose chip replays that trace: every segment
  * and bridge callback of the plugin must be the trace's next one, byte
  * for byte, and a read returns what the kernel's read returned.  Each
- * request's return value must be the kernel's too.  Traffic the trace
+ * request's return value must be the kernel's too, except for the
+ * documented in-kernel defects of README.md that this test knows (the
+ * same ids as tests/traces/trace_compare.py).  Traffic the trace
  * does not have (a difference) is answered by the box's model of the
  * chip, which sees every segment, so the sweep goes on to the end and
  * every difference is counted.  A chip whose row of
@@ -107,11 +109,12 @@ static int replay_ctrl(void *ctx, uint32_t cmd, uint32_t arg)
 
 struct run {
 	const char *chip;
+	int sleep_returns_bytes; /* xc3028-sleep-returns-bytes is listed */
 	struct mock_plugin p;
 	struct mock_host mh;
 	struct replay r;
 	void *priv;
-	unsigned int requests, same, shown;
+	unsigned int requests, same, documented, shown;
 };
 
 static uint32_t board_config(const char *chip)
@@ -142,6 +145,14 @@ static int make_model(struct replay *r, const char *chip, uint16_t addr,
 	return r->model ? 0 : -1;
 }
 
+/* xc2028_sleep() returns its write's byte count, the plugin 0. */
+static int documented(const struct run *run, const char *what, int got,
+		      int want)
+{
+	return run->sleep_returns_bytes && !strcmp(run->chip, "xc3028") &&
+	       !strcmp(what, "sleep") && got == 0 && want == 4;
+}
+
 /* The request's end: what the plugin left out, its return value. */
 static void judge(struct run *run, const char *what, int got, int want)
 {
@@ -150,6 +161,11 @@ static void judge(struct run *run, const char *what, int got, int want)
 	if (replay_next(r))
 		replay_diff(r, "the kernel has more, from segment %u of %u",
 			    (unsigned int)r->pos, (unsigned int)r->end);
+	if (!r->diffs && got != want && documented(run, what, got, want)) {
+		run->requests++;
+		run->documented++;
+		return;
+	}
 	if (!r->diffs && got != want)
 		replay_diff(r, "returns %d, kernel %d", (unsigned int)got,
 			    (unsigned int)want);
@@ -237,6 +253,8 @@ int main(int argc, char **argv)
 	}
 	pending = trace_parity_pending(argv[4], run.chip);
 	CHECK(pending >= 0);
+	run.sleep_returns_bytes =
+	    trace_defect_listed(argv[4], "xc3028-sleep-returns-bytes") == 1;
 	CHECK(t.n > 0 && trace_chip_addr(&t) != 0);
 	run.r.t = &t;
 	if (t.n == 0 ||
@@ -255,13 +273,14 @@ int main(int argc, char **argv)
 	run_requests(&run);
 	if (run.priv)
 		run.p.ops->release(run.priv);
-	printf(
-	    "%s: %u requests, %u identical to the kernel's, %u different%s\n",
-	    run.chip, run.requests, run.same, run.requests - run.same,
-	    pending == 1 ? " (pending in plugins/README.md)" : "");
+	printf("%s: %u requests, %u identical to the kernel's, %u documented "
+	       "defects, %u different%s\n",
+	       run.chip, run.requests, run.same, run.documented,
+	       run.requests - run.same - run.documented,
+	       pending == 1 ? " (pending in plugins/README.md)" : "");
 	CHECK(run.requests >= 200);
 	if (pending != 1)
-		CHECK_EQ_INT(run.requests - run.same, 0);
+		CHECK_EQ_INT(run.requests - run.same - run.documented, 0);
 	CHECK_EQ_INT(run.mh.violations, 0);
 	mock_host_free(&run.mh);
 	mock_plugin_close(&run.p);
