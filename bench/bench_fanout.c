@@ -376,7 +376,7 @@ static void on_accept(struct loop *l, int lfd, unsigned int ev, void *arg)
 	while ((fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >=
 	       0) {
 		if (side == SIDE_TUNERD)
-			ws_adopt(S.ws, fd);
+			ws_adopt(S.ws, fd, NULL, 0);
 		else if (!lws_adopt_socket_vhost(Base.vh, fd))
 			S.failed = 1;
 	}

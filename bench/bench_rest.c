@@ -202,7 +202,8 @@ static int unix_connect(const char *path)
 static int start_procs(struct procs *p)
 {
 	char bin[PATH_MAX], path[PATH_MAX + 64], sock[128], env[128];
-	char stub[160], plugins[PATH_MAX + 16], listen[64], log[128];
+	char stub[160], plugins[PATH_MAX + 16], listen[64], log[128],
+	    state[128];
 	ssize_t n = readlink("/proc/self/exe", bin, sizeof(bin) - 1);
 	int fd = -1;
 	FILE *f;
@@ -241,10 +242,12 @@ static int start_procs(struct procs *p)
 	snprintf(plugins, sizeof(plugins), "%s/../plugins", bin);
 	snprintf(listen, sizeof(listen), "127.0.0.1:%d", p->port);
 	snprintf(log, sizeof(log), "%s/tunerd.log", p->dir);
-	p->daemon =
-	    spawn((char *[]){path, "--stub", stub, "--plugin-dir", plugins,
-			     "--listen", listen, "--log-level", "warn", NULL},
-		  log);
+	/* Its own state: the tunes' fsync()s are part of what is measured. */
+	snprintf(state, sizeof(state), "%s/state", p->dir);
+	p->daemon = spawn((char *[]){path, "--stub", stub, "--plugin-dir",
+				     plugins, "--listen", listen, "--log-level",
+				     "warn", "--state-dir", state, NULL},
+			  log);
 	return p->box > 0 && p->daemon > 0 ? 0 : -1;
 }
 
@@ -389,15 +392,17 @@ static void compare(const char *what, const char *baseline, const char *path,
 /* Remove the run's directory (kept when tunerd did not come up). */
 static void cleanup(const struct procs *p)
 {
-	static const char *const files[] = {"sim.sock", "app.sock", "test.env",
-					    "box.log", "tunerd.log"};
+	static const char *const files[] = {
+	    "sim.sock",   "app.sock",          "test.env",          "box.log",
+	    "tunerd.log", "state/tuners.json", "state/leases.json", "state"};
 	char path[128];
 
 	if (!p->dir[0])
 		return;
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", p->dir, files[i]);
-		unlink(path);
+		if (unlink(path) < 0)
+			rmdir(path); /* "state" */
 	}
 	rmdir(p->dir);
 }

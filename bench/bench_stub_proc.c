@@ -75,13 +75,14 @@ static void child_tie_to_parent(pid_t parent)
 static pid_t tunerd_spawn(const char *dir, const char *tag, const char *sock,
 			  const char *tunerd, const char *plugins)
 {
-	char stub[PATH_MAX + 8], fw[PATH_MAX], log[PATH_MAX];
+	char stub[PATH_MAX + 8], fw[PATH_MAX], log[PATH_MAX], state[PATH_MAX];
 	pid_t parent = getpid(), pid;
 	int fd;
 
 	snprintf(stub, sizeof(stub), "sim:%s", sock);
 	snprintf(fw, sizeof(fw), "%s/fw", dir);
 	snprintf(log, sizeof(log), "%s/tunerd-%s.log", dir, tag);
+	snprintf(state, sizeof(state), "%s/state-%s", dir, tag);
 	pid = fork();
 	if (pid)
 		return pid;
@@ -91,7 +92,7 @@ static pid_t tunerd_spawn(const char *dir, const char *tag, const char *sock,
 	    dup2(fd, STDERR_FILENO) < 0)
 		_exit(127);
 	execl(tunerd, tunerd, "--stub", stub, "--plugin-dir", plugins,
-	      "--firmware-dir", fw, (char *)NULL);
+	      "--firmware-dir", fw, "--state-dir", state, (char *)NULL);
 	fprintf(stderr, "exec %s: %s\n", tunerd, strerror(errno));
 	_exit(127);
 }

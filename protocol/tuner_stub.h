@@ -29,7 +29,7 @@
 #include <linux/types.h>
 
 #define TSTUB_MAJOR 1
-#define TSTUB_MINOR 0
+#define TSTUB_MINOR 1
 
 /* Largest message either side sends or accepts, header included. */
 #define TSTUB_MSG_MAX 2048
@@ -86,6 +86,7 @@ struct tstub_hdr {
 #define TSTUB_CAP_RESEND 0x0001		/* stub re-sends attached clients */
 #define TSTUB_CAP_INTERRUPT 0x0002	/* stub sends TSTUB_INTERRUPT */
 #define TSTUB_CAP_DEMOD_STATUS 0x0004	/* stub answers TSTUB_DEMOD_STATUS */
+#define TSTUB_CAP_DVB_ADAPTER 0x0008	/* 1.1: tstub_attach.dvb_adapter valid */
 #define TSTUB_CAP_EXT (1ULL << 63)	/* reserved: flags continue elsewhere */
 
 struct tstub_init {
@@ -167,8 +168,19 @@ struct tstub_attach {
 	__u16 padding;
 	__u32 padding2;
 	char bridge[TSTUB_NAME_LEN];	/* bridge name, informative */
-	__u64 reserved[2];
+	/*
+	 * 1.1, with TSTUB_CAP_DVB_ADAPTER: the number N of the bridge's DVB
+	 * adapter (/dev/dvb/adapterN: demux0, dvr0), the source of the
+	 * tuner's transport stream; TSTUB_DVB_ADAPTER_NONE when the bridge
+	 * has none (yet, or analog only).  Without the capability: 0, and
+	 * meaningless.
+	 */
+	__u32 dvb_adapter;
+	__u32 padding3;
+	__u64 reserved[1];
 };
+
+#define TSTUB_DVB_ADAPTER_NONE 0xFFFFFFFFu
 
 /* TSTUB_DETACH request: body struct tstub_client; empty reply. */
 struct tstub_client {

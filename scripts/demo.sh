@@ -35,7 +35,8 @@ for _ in $(seq 100); do [ -S "$run/sim.sock" ] && break; sleep 0.05; done
 
 build/bin/tunerd --stub "sim:$run/sim.sock" --plugin-dir build/plugins \
 	--firmware-dir "$run/fw" --web-root "$top/web" \
-	--listen "$listen:$port" --name demo-box 2>"$run/tunerd.log" &
+	--listen "$listen:$port" --name demo-box --state-dir "$run/state" \
+	2>"$run/tunerd.log" &
 pids+=($!)
 sleep 0.5
 kill -0 "${pids[1]}" 2>/dev/null || { cat "$run/tunerd.log" >&2; exit 1; }

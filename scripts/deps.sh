@@ -5,12 +5,17 @@ set -euo pipefail
 
 # libwebsockets-evlib-uv: lws runs on the daemon's libuv loop (a foreign
 # loop), and lws loads that support as a plugin from this package.
+# libdvbpsi-dev: the simulated box's PSI/SI tables and the streams'
+# rewritten PAT.  libdvbv5-dev (which needs libudev-dev for its pkg-config
+# file): the streams' PAT/PMT parsing.
 build_pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev
-	libwebsockets-dev libwebsockets-evlib-uv libuv1-dev libcurl4-openssl-dev)
+	libwebsockets-dev libwebsockets-evlib-uv libuv1-dev libcurl4-openssl-dev
+	libdvbv5-dev libudev-dev libdvbpsi-dev)
 # python3-yaml, python3-jsonschema: the OpenAPI test validates the answers
-# against protocol/openapi.yaml.
+# against protocol/openapi.yaml.  ffmpeg: ffprobe checks the simulated
+# box's streams, and ffmpeg makes its test cards.
 test_pkgs=(python3 curl python3-websocket python3-yaml python3-jsonschema
-	chromium)
+	chromium ffmpeg)
 # python3: the kernel test compares the parity traces (tests/traces).
 kernel_pkgs=(qemu-system-x86 busybox-static cpio kmod python3)
 

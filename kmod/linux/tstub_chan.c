@@ -23,7 +23,7 @@
 #include "tstub_priv.h"
 
 #define TSTUB_OFFER (TSTUB_CAP_RESEND | TSTUB_CAP_INTERRUPT | \
-		     TSTUB_CAP_DEMOD_STATUS)
+		     TSTUB_CAP_DEMOD_STATUS | TSTUB_CAP_DVB_ADAPTER)
 
 static int tstub_i2c_check(const struct tstub_hdr *h)
 {

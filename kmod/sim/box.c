@@ -231,7 +231,8 @@ struct sim_box *sim_box_new(const struct sim_box_config *cfg, char *err,
 	if (box_setup(box, cfg, err, errlen))
 		goto err;
 	box->stub_path = strdup(cfg->stub_path);
-	if (!box->stub_path || box_listen(box, cfg->stub_path, err, errlen))
+	if (!box->stub_path || box_listen(box, cfg->stub_path, err, errlen) ||
+	    box_streams_setup(box, cfg, err, errlen))
 		goto err;
 	if (cfg->app_path &&
 	    !(box->app = box_app_new(box, cfg->app_path, err, errlen)))
@@ -251,8 +252,10 @@ void sim_box_free(struct sim_box *box)
 		return;
 	box_app_free(box->app);
 	box_requests_free(box);
-	if (box->loop)
+	if (box->loop) {
+		box_streams_free(box);
 		box_channels_free(box);
+	}
 	if (box->listen_fd >= 0) {
 		loop_del_fd(box->loop, box->listen_fd);
 		close(box->listen_fd);

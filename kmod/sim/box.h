@@ -53,7 +53,11 @@ struct sim_box_config {
 	const char *trace_path;    /* one line per I2C segment; NULL: none */
 	double nak_rate;           /* box-wide NAK probability per segment */
 	uint32_t seed;             /* noise and fault randomness */
-	int verbosity;             /* 0 warnings, 1 info, 2 every message */
+	/* Test card clips (ffmpeg, made on first use): their cache directory;
+	 * NULL: "tscard" beside the stub socket.  no_card: empty PES only. */
+	const char *card_dir;
+	bool no_card;
+	int verbosity; /* 0 warnings, 1 info, 2 every message */
 };
 
 /* Returns NULL with a reason in err on failure (socket in use, unknown
@@ -155,5 +159,32 @@ int sim_box_client_info(const struct sim_box *box, uint32_t client,
 			struct sim_box_client_info *out);
 /* A daemon has completed INIT on the control channel. */
 bool sim_box_daemon_ready(const struct sim_box *box);
+
+/*
+ * The transport stream of each client: a SOCK_STREAM socket at
+ * "<stub_path>.ts<client id>", listening from sim_box_new() until
+ * sim_box_free().  Every connection gets the same 188-byte packets from
+ * the moment it connects, whole packets from a packet boundary, while the
+ * client's demodulator locks (nothing otherwise; the connection stays).
+ * A connection that cannot keep up loses whole packets (counted); the
+ * box never waits for it.  Generated only while somebody is connected.
+ */
+struct sim_box_stream_stats {
+	uint32_t connections;
+	bool locked;      /* streaming now */
+	int carrier;      /* env index of the multiplex, -1: none */
+	uint32_t bitrate; /* of the multiplex, bit/s */
+	uint64_t packets; /* generated since the multiplex was tuned */
+	uint64_t null_packets;
+	uint64_t cc_errors;   /* packets lost on purpose (low CNR) */
+	uint64_t tei_packets; /* TEI-marked (low CNR) */
+	uint64_t dropped;     /* packets connections were too slow for */
+	uint64_t lock_checks; /* demodulator looked at while connected */
+	uint64_t skipped;     /* not generated: the box stalled > 100 ms */
+};
+
+/* 0 or -ENOENT. */
+int sim_box_stream_stats(const struct sim_box *box, uint32_t client,
+			 struct sim_box_stream_stats *out);
 
 #endif /* SIM_BOX_H */

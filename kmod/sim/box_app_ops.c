@@ -88,6 +88,23 @@ static json_t *app_tuner_json(const struct sim_box_client_info *ci)
 	    "firmware", ci->tuned.firmware);
 }
 
+static json_t *app_stream_json(const struct sim_box *box, uint32_t id)
+{
+	struct sim_box_stream_stats st;
+
+	if (sim_box_stream_stats(box, id, &st))
+		return json_null();
+	return json_pack(
+	    "{s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+	    "connections", (json_int_t)st.connections, "locked", st.locked,
+	    "carrier", (json_int_t)st.carrier, "bitrate",
+	    (json_int_t)st.bitrate, "packets", (json_int_t)st.packets,
+	    "null_packets", (json_int_t)st.null_packets, "cc_errors",
+	    (json_int_t)st.cc_errors, "tei_packets", (json_int_t)st.tei_packets,
+	    "dropped", (json_int_t)st.dropped, "lock_checks",
+	    (json_int_t)st.lock_checks, "skipped", (json_int_t)st.skipped);
+}
+
 static json_t *op_list(struct app_conn *conn, struct sim_box *box, json_t *req,
 		       uint16_t opcode)
 {
@@ -101,7 +118,10 @@ static json_t *op_list(struct app_conn *conn, struct sim_box *box, json_t *req,
 
 		sim_box_client_info(box, id, &ci);
 		ci.tuned.firmware[sizeof(ci.tuned.firmware) - 1] = '\0';
-		json_array_append_new(tuners, app_tuner_json(&ci));
+		json_t *t = app_tuner_json(&ci);
+
+		json_object_set_new(t, "stream", app_stream_json(box, id));
+		json_array_append_new(tuners, t);
 	}
 	return json_pack("{s:b, s:o, s:b}", "ok", 1, "tuners", tuners, "daemon",
 			 sim_box_daemon_ready(box));

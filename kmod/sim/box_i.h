@@ -99,6 +99,7 @@ struct box_client {
 	struct box_list queue; /* box_request: waiting, then the one sent */
 	size_t nqueued;
 	struct box_request *inflight; /* sent on chan, not answered */
+	struct box_stream *stream;    /* the <stub>.ts<id> socket */
 };
 
 /* A request the box sends: kernel-side (client queue) or control. */
@@ -123,6 +124,8 @@ struct box_request {
 };
 
 struct box_app;
+struct box_stream;
+struct ts_cards;
 
 struct sim_box {
 	/* Every timer is precise (loop_add_timer_ns): modelled bus times are
@@ -151,6 +154,8 @@ struct sim_box {
 	uint64_t next_unique;
 	unsigned int next_chan_id;
 	struct sim_box_stats stats;
+	struct ts_cards *cards; /* test card clips; NULL: empty PES only */
+	uint32_t seed;
 };
 
 /* ---- box.c ---- */
@@ -204,11 +209,21 @@ void box_requests_free(struct sim_box *box);
 void box_i2c_xfer(struct box_channel *chan, const struct tstub_hdr *h);
 void box_bridge_ctrl(struct box_channel *chan, const struct tstub_hdr *h);
 void box_demod_status(struct box_channel *chan, const struct tstub_hdr *h);
+/* What the client's demodulator sees now (rng: noise state, NULL for
+ * none); true if it locks. */
+bool box_demod_measure(struct box_client *c, uint32_t *rng,
+		       struct sim_rf_reading *r, struct tstub_status *st);
 /* Cancel the delayed replies of a closing channel. */
 void box_i2c_chan_closed(struct box_channel *chan);
 void box_trace_segment(struct sim_box *box, const struct box_client *c,
 		       const struct tstub_i2c_seg *seg, const uint8_t *data,
 		       bool nak);
+
+/* ---- box_stream.c ---- */
+/* The stream sockets of every client and the test card cache. */
+int box_streams_setup(struct sim_box *box, const struct sim_box_config *cfg,
+		      char *err, size_t errlen);
+void box_streams_free(struct sim_box *box);
 
 /* ---- box_app.c ---- */
 struct box_app *box_app_new(struct sim_box *box, const char *path, char *err,

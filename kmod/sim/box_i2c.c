@@ -197,30 +197,41 @@ void box_bridge_ctrl(struct box_channel *chan, const struct tstub_hdr *h)
  * really hold, through the filter the params ask for.  An LO that has not
  * locked smears the carrier: at most the AGC still notices a signal.
  */
-void box_demod_status(struct box_channel *chan, const struct tstub_hdr *h)
+bool box_demod_measure(struct box_client *c, uint32_t *rng,
+		       struct sim_rf_reading *r, struct tstub_status *st)
 {
-	struct box_client *c = chan->client;
-	struct tstub_status st = {.valid = TSTUB_ST_FE_STATUS};
 	bool have = c->params.flags & TSTUB_PARAMS_VALID;
-	struct sim_rf_reading reading;
 	struct sim_tuned t = {0};
 	uint32_t bw;
 
+	memset(st, 0, sizeof(*st));
+	st->valid = TSTUB_ST_FE_STATUS;
 	c->ops->tuned(c->chip, box_now_ns(), &t);
-	if (t.valid) {
-		bw = have && c->params.bandwidth ? c->params.bandwidth
-						 : t.bandwidth;
-		sim_rf_measure(c->box->env, t.frequency, bw,
-			       have ? c->params.delsys : TSTUB_DELSYS_NONE,
-			       &c->rng, &reading);
-		sim_rf_status(&reading, &st);
-		if (!t.pll_locked) {
-			st.fe_status &= TSTUB_FE_HAS_SIGNAL;
-			st.valid &= ~(uint32_t)TSTUB_ST_AFC;
-			st.afc_hz = 0;
-		}
-		st.frequency = t.frequency;
-		st.bandwidth = bw;
+	if (!t.valid) {
+		memset(r, 0, sizeof(*r));
+		r->carrier = -1;
+		return false;
 	}
+	bw = have && c->params.bandwidth ? c->params.bandwidth : t.bandwidth;
+	sim_rf_measure(c->box->env, t.frequency, bw,
+		       have ? c->params.delsys : TSTUB_DELSYS_NONE, rng, r);
+	sim_rf_status(r, st);
+	if (!t.pll_locked) {
+		r->fe_status &= TSTUB_FE_HAS_SIGNAL;
+		st->fe_status &= TSTUB_FE_HAS_SIGNAL;
+		st->valid &= ~(uint32_t)TSTUB_ST_AFC;
+		st->afc_hz = 0;
+	}
+	st->frequency = t.frequency;
+	st->bandwidth = bw;
+	return r->fe_status & TSTUB_FE_HAS_LOCK;
+}
+
+void box_demod_status(struct box_channel *chan, const struct tstub_hdr *h)
+{
+	struct sim_rf_reading reading;
+	struct tstub_status st;
+
+	box_demod_measure(chan->client, &chan->client->rng, &reading, &st);
 	box_chan_reply(chan, h, 0, &st, sizeof(st));
 }

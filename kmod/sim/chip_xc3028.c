@@ -96,8 +96,8 @@ static void xc3028_upload_restart(struct xc3028_chip *xc)
 		xc->up_match[i] = (uint8_t)xc3028_uploadable(&xc->fw.images[i]);
 }
 
-/* The reset line: firmware gone, the chip waits for a new upload. */
-static void xc3028_reset(struct xc3028_chip *xc)
+/* What the reset line clears: the running firmware and its state. */
+static void xc3028_reset_state(struct xc3028_chip *xc)
 {
 	xc->base = xc->init1 = xc->std = xc->scode = -1;
 	xc->scode_phase = XC3028_SCODE_IDLE;
@@ -105,7 +105,35 @@ static void xc3028_reset(struct xc3028_chip *xc)
 	xc->freq_pending = 0;
 	xc->powered_down = 0;
 	xc->tuned = 0;
+}
+
+/* The reset line: firmware gone, the chip waits for a new upload. */
+static void xc3028_reset(struct xc3028_chip *xc)
+{
+	xc3028_reset_state(xc);
 	xc3028_upload_restart(xc);
+}
+
+/*
+ * A reset in the middle of an upload is one of the image's own reset
+ * records when an image still matching has one right here: the upload
+ * goes on with those images only.  0 when none has.
+ */
+static int xc3028_reset_within_upload(struct xc3028_chip *xc)
+{
+	int any = 0;
+
+	if (xc->up_pos == 0)
+		return 0;
+	for (size_t i = 0; i < xc->fw.count; i++) {
+		xc->up_next[i] =
+		    xc->up_match[i] &&
+		    xc3028_fw_reset_at(&xc->fw.images[i], xc->up_pos);
+		any |= xc->up_next[i];
+	}
+	if (any)
+		memcpy(xc->up_match, xc->up_next, xc->fw.count);
+	return any;
 }
 
 static int xc3028_ready(const struct xc3028_chip *xc)
@@ -535,7 +563,10 @@ static int xc3028_bridge_ctrl(struct sim_chip *chip, uint32_t cmd, uint32_t arg,
 	(void)now_ns;
 	switch (cmd) {
 	case TSTUB_CTRL_TUNER_RESET:
-		xc3028_reset(to_xc3028(chip));
+		if (xc3028_reset_within_upload(to_xc3028(chip)))
+			xc3028_reset_state(to_xc3028(chip));
+		else
+			xc3028_reset(to_xc3028(chip));
 		return 0;
 	case TSTUB_CTRL_CLK_RESET:
 	case TSTUB_CTRL_I2C_FLUSH:

@@ -58,7 +58,8 @@ static int fw_build_stream(struct xc3028_image *img, size_t idx, char *err,
 	const uint8_t *end = img->data + img->size;
 
 	img->stream = malloc(img->size ? img->size : 1);
-	if (!img->stream)
+	img->resets = calloc(img->size / 2 + 1, sizeof(*img->resets));
+	if (!img->stream || !img->resets)
 		return fw_fail(err, errlen, "out of memory (image %zu)", idx);
 	img->stream_len = 0;
 	while (p < end) {
@@ -72,6 +73,12 @@ static int fw_build_stream(struct xc3028_image *img, size_t idx, char *err,
 		p += 2;
 		if (len == XC3028_REC_END)
 			return 0;
+		if (len > XC3028_REC_CLK_RESET)
+			return fw_fail(err, errlen,
+				       "image %zu: invalid reset code 0x%04x",
+				       idx, len);
+		if (len == XC3028_REC_RESET)
+			img->resets[img->nresets++] = img->stream_len;
 		if (len == XC3028_REC_RESET || len == XC3028_REC_CLK_RESET ||
 		    (len & XC3028_REC_SLEEP))
 			continue;
@@ -118,6 +125,8 @@ static int fw_parse_image(struct xc3028_fw *fw, size_t idx, size_t *pos,
 	if (img->type & XC3028_FW_HAS_IF)
 		img->if_khz = fw_le16(p + 12);
 	size = fw_le32(p + hdr - 4);
+	if (!size)
+		return fw_fail(err, errlen, "image %zu: no data", idx);
 	if (size > left - hdr)
 		return fw_fail(err, errlen,
 			       "image %zu: size %u runs past the file", idx,
@@ -212,11 +221,21 @@ out:
 
 void xc3028_fw_release(struct xc3028_fw *fw)
 {
-	for (size_t i = 0; fw->images && i < fw->count; i++)
+	for (size_t i = 0; fw->images && i < fw->count; i++) {
 		free(fw->images[i].stream);
+		free(fw->images[i].resets);
+	}
 	free(fw->images);
 	free(fw->file);
 	memset(fw, 0, sizeof(*fw));
+}
+
+int xc3028_fw_reset_at(const struct xc3028_image *img, size_t stream_pos)
+{
+	for (size_t i = 0; i < img->nresets; i++)
+		if (img->resets[i] == stream_pos)
+			return 1;
+	return 0;
 }
 
 static const char *const fw_type_names[31] = {

@@ -8,7 +8,7 @@
  * image: le32 type, le64 v4l2_std_id, le16 IF (only with HAS_IF), le32
  * size, data.  Image data is a stream of le16-length records: 0xFFFF
  * end, 0x0000 tuner reset, 0xFF00 clock reset, bit 15 set: sleep
- * (len & 0x7FFF) ms, otherwise len bytes whose first byte is a register
+ * (len & 0x7FFF) ms (0xFF01-0xFFFE invalid), otherwise len bytes whose first byte is a register
  * byte sent at the head of every I2C chunk.  SCODE images are raw
  * tables of 12-byte entries.
  */
@@ -70,6 +70,11 @@ struct xc3028_image {
 	size_t size;
 	uint8_t *stream;   /* record payloads without register bytes */
 	size_t stream_len; /* SCODE: a copy of the raw table */
+	/* Where tuner reset records sit, as offsets into stream (several
+	 * may share one).  Real v2.7 BASE images hold one after their first
+	 * data record: the upload goes on after it. */
+	size_t *resets;
+	size_t nresets;
 };
 
 struct xc3028_fw {
@@ -82,13 +87,16 @@ struct xc3028_fw {
 };
 
 /* Parse a file in memory (the buffer is copied).  0 or -EINVAL with a
- * reason in err. */
+ * reason in err.  It takes what the kernel's driver takes: no empty
+ * image, no bytes after the last one, valid records. */
 int xc3028_fw_parse(const uint8_t *buf, size_t len, struct xc3028_fw *fw,
 		    char *err, size_t errlen);
 /* Read and parse a file.  0, -errno (open/read) or -EINVAL. */
 int xc3028_fw_load(const char *path, struct xc3028_fw *fw, char *err,
 		   size_t errlen);
 void xc3028_fw_release(struct xc3028_fw *fw);
+/* Whether the image has a tuner reset record at this stream offset. */
+int xc3028_fw_reset_at(const struct xc3028_image *img, size_t stream_pos);
 
 /* "BASE F8MHZ", "DTV8", "SCODE HAS_IF 4560", "PAL_I"... into buf. */
 void xc3028_fw_image_name(const struct xc3028_image *img, char *buf,

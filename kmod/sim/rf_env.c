@@ -165,6 +165,28 @@ static int rf_parse_numbers(struct rf_parser *p, char **cursor,
 	return 0;
 }
 
+/* A MUX or SERVICE line belongs to the digital carrier just above it. */
+static int rf_parse_mux_line(struct rf_parser *p, const char *keyword,
+			     char *rest, struct sim_rf_env *env)
+{
+	struct sim_carrier *c =
+	    env->count ? &env->carriers[env->count - 1] : NULL;
+	char why[160] = "";
+	int rc;
+
+	if (!c || !c->digital)
+		return rf_fail(p, "%s without a digital carrier above it",
+			       keyword);
+	if (!strcmp(keyword, "MUX")) {
+		if (c->nservices)
+			return rf_fail(p, "MUX after the carrier's services");
+		rc = sim_mux_parse(rest, c, why, sizeof(why));
+	} else {
+		rc = sim_service_parse(rest, env, c, why, sizeof(why));
+	}
+	return rc ? rf_fail(p, "%s", why) : 0;
+}
+
 /* One line; 0 also for blank and comment lines (nothing added). */
 static int rf_parse_line(struct rf_parser *p, char *line,
 			 struct sim_rf_env *env)
@@ -175,6 +197,8 @@ static int rf_parse_line(struct rf_parser *p, char *line,
 
 	if (!sys || sys[0] == '#')
 		return 0;
+	if (!strcmp(sys, "MUX") || !strcmp(sys, "SERVICE"))
+		return rf_parse_mux_line(p, sys, cursor, env);
 	c.delsys = tstub_delsys_parse(sys);
 	if (c.delsys == TSTUB_DELSYS_NONE)
 		return rf_fail(p, "unknown system '%s'", sys);
@@ -184,6 +208,12 @@ static int rf_parse_line(struct rf_parser *p, char *line,
 	if (env->count >= SIM_RF_MAX_CARRIERS)
 		return rf_fail(p, "too many carriers (at most %d)",
 			       SIM_RF_MAX_CARRIERS);
+	c.digital = sim_mux_defaults(c.delsys, &c.mux);
+	if (c.digital) {
+		c.mux.tsid = (uint16_t)(env->count + 1);
+		c.mux.bitrate = sim_mux_bitrate(c.delsys, c.bandwidth, &c.mux);
+	}
+	c.first_service = (uint32_t)env->nservices;
 	env->carriers[env->count++] = c;
 	return 0;
 }
@@ -281,7 +311,7 @@ static double rf_noise(uint32_t *rng)
 }
 
 /* CNR a demodulator of the system needs for a quasi-error-free lock. */
-static double rf_cnr_threshold(uint32_t delsys)
+double sim_rf_cnr_threshold(uint32_t delsys)
 {
 	switch (delsys) {
 	case TSTUB_DELSYS_DVBT:
@@ -372,7 +402,7 @@ void sim_rf_measure(const struct sim_rf_env *env, uint32_t frequency,
 		return;
 	if (!rf_filter_fits(c, bandwidth))
 		return;
-	if (out->cnr_db > rf_cnr_threshold(c->delsys))
+	if (out->cnr_db > sim_rf_cnr_threshold(c->delsys))
 		out->fe_status |= TSTUB_FE_HAS_VITERBI | TSTUB_FE_HAS_SYNC |
 				  TSTUB_FE_HAS_LOCK;
 }

@@ -35,32 +35,39 @@ struct simbox_opts {
 
 static void usage(FILE *f, const char *prog)
 {
-	fprintf(f,
-		"usage: %s [options]\n"
-		"  --socket PATH       stub socket for the daemon (default\n"
-		"                      $XDG_RUNTIME_DIR/tunerd/sim.sock or "
-		"/run/tunerd/sim.sock)\n"
-		"  --app-socket PATH   JSON-lines socket for applications "
-		"(default: app.sock\n"
-		"                      beside the stub socket)\n"
-		"  --tuners LIST       chip models, comma-separated; NAME:ID "
-		"announces chip id ID\n"
-		"                      (default %s)\n"
-		"  --env FILE          RF environment (default: empty "
-		"spectrum)\n"
-		"  --firmware FILE     XC3028 firmware (default: a synthetic "
-		"one beside the socket)\n"
-		"  --i2c-khz N         I2C bus clock, 0 = instant (default "
-		"400)\n"
-		"  --settle-scale X    chip settle times vs hardware (default "
-		"1.0)\n"
-		"  --deadline-ms N     request deadline (default %d)\n"
-		"  --trace FILE        log every I2C segment\n"
-		"  --nak-rate X        NAK probability per I2C segment, 0..1\n"
-		"  --seed N            randomness seed (default 1)\n"
-		"  -v                  more logging (repeat for every "
-		"message)\n",
-		prog, SIMBOX_DEFAULT_TUNERS, SIM_BOX_DEADLINE_MS_DEFAULT);
+	fprintf(
+	    f,
+	    "usage: %s [options]\n"
+	    "  --socket PATH       stub socket for the daemon (default\n"
+	    "                      $XDG_RUNTIME_DIR/tunerd/sim.sock or "
+	    "/run/tunerd/sim.sock)\n"
+	    "  --app-socket PATH   JSON-lines socket for applications "
+	    "(default: app.sock\n"
+	    "                      beside the stub socket)\n"
+	    "  --tuners LIST       chip models, comma-separated; NAME:ID "
+	    "announces chip id ID\n"
+	    "                      (default %s)\n"
+	    "  --env FILE          RF environment (default: empty "
+	    "spectrum)\n"
+	    "  --firmware FILE     XC3028 firmware (default: a synthetic "
+	    "one beside the socket)\n"
+	    "  --i2c-khz N         I2C bus clock, 0 = instant (default "
+	    "400)\n"
+	    "  --settle-scale X    chip settle times vs hardware (default "
+	    "1.0)\n"
+	    "  --deadline-ms N     request deadline (default %d)\n"
+	    "  --trace FILE        log every I2C segment\n"
+	    "  --nak-rate X        NAK probability per I2C segment, 0..1\n"
+	    "  --seed N            randomness seed (default 1)\n"
+	    "  --card-dir DIR      test card clips made by ffmpeg (default: "
+	    "tscard/ beside\n"
+	    "                      the socket)\n"
+	    "  --no-card           streams carry empty PES, no test card\n"
+	    "  -v                  more logging (repeat for every "
+	    "message)\n"
+	    "Tuner N streams its multiplex on PATH.tsN (PATH: the stub "
+	    "socket) while it locks.\n",
+	    prog, SIMBOX_DEFAULT_TUNERS, SIM_BOX_DEADLINE_MS_DEFAULT);
 }
 
 static int parse_num(const char *s, double min, double max, double *out)
@@ -157,6 +164,12 @@ static int parse_option(struct simbox_opts *o, int opt, const char *arg)
 	case 'v':
 		o->cfg.verbosity++;
 		return 0;
+	case 'C':
+		o->cfg.card_dir = arg;
+		return 0;
+	case 'N':
+		o->cfg.no_card = true;
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -175,6 +188,8 @@ static int parse_args(struct simbox_opts *o, int argc, char **argv)
 	    {"trace", required_argument, NULL, 'T'},
 	    {"nak-rate", required_argument, NULL, 'n'},
 	    {"seed", required_argument, NULL, 'r'},
+	    {"card-dir", required_argument, NULL, 'C'},
+	    {"no-card", no_argument, NULL, 'N'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};

@@ -4,8 +4,13 @@
  *
  * Every image's data is a record stream shaped like the real one: records
  * of varying length (so chunking at 13 or 64 bytes splits them
- * differently), a tuner reset record at the head of the BASE images, a
- * sleep record inside them, and the end marker.  Payloads of a few
+ * differently), a tuner reset record at the head of the BASE images and,
+ * as in the real v2.7 file, another after their first data record, a
+ * sleep record inside them, and the end marker.
+ *
+ * The images the kernel's driver asks for by their exact type (BASE FM,
+ * D2620/D2633 DTV, ATSC DTV6, NTSC M/N, the SCODE for a demodulator's IF
+ * + 200 kHz) follow the plain ones that older tests look up.  Payloads of a few
  * hundred bytes keep an upload at 400 kHz in the tens of milliseconds.
  */
 #include "xc3028_fwgen.h"
@@ -49,26 +54,34 @@ static const struct gen_image gen_images[] = {
     {XC3028_FW_SCODE | XC3028_FW_HAS_IF, 0, 5380, 0},
     {XC3028_FW_SCODE | XC3028_FW_HAS_IF, 0, 6000, 0},
     {XC3028_FW_SCODE | XC3028_FW_HAS_IF, 0, 6380, 0},
-    /* Appended, so the images above keep their bytes.  What Linux's
-     * xc2028.ko looks for on the kernel test's board and sweep, as the
-     * real v2.7 file has it: the BASE of FM radio, the DTV images per
-     * demodulator variant (D2620/D2633), more analog standards, and the
-     * SCODE at 4760 kHz (ZARLINK456 with firmware before 3.2). */
-    {XC3028_FW_BASE | XC3028_FW_FM, 0, 0, 640},
-    {XC3028_FW_D2620 | XC3028_FW_DTV6 | XC3028_FW_QAM, 0, 0, 300},
-    {XC3028_FW_D2633 | XC3028_FW_DTV6 | XC3028_FW_QAM, 0, 0, 300},
-    {XC3028_FW_D2620 | XC3028_FW_DTV6, 0, 0, 300},
-    {XC3028_FW_D2633 | XC3028_FW_DTV6, 0, 0, 300},
+    /* Named as in the real xc3028-v27.fw. */
+    {XC3028_FW_BASE | XC3028_FW_FM, 0, 0, 600},
+    {XC3028_FW_BASE | XC3028_FW_FM | XC3028_FW_INPUT1, 0, 0, 600},
+    {XC3028_FW_ATSC | XC3028_FW_D2633 | XC3028_FW_DTV6, 0, 0, 280},
+    {XC3028_FW_D2620 | XC3028_FW_QAM | XC3028_FW_DTV6, 0, 0, 300},
+    {XC3028_FW_D2633 | XC3028_FW_QAM | XC3028_FW_DTV6, 0, 0, 300},
     {XC3028_FW_D2620 | XC3028_FW_DTV7, 0, 0, 320},
     {XC3028_FW_D2633 | XC3028_FW_DTV7, 0, 0, 320},
     {XC3028_FW_D2620 | XC3028_FW_DTV78, 0, 0, 320},
     {XC3028_FW_D2633 | XC3028_FW_DTV78, 0, 0, 320},
     {XC3028_FW_D2620 | XC3028_FW_DTV8, 0, 0, 340},
     {XC3028_FW_D2633 | XC3028_FW_DTV8, 0, 0, 340},
-    {0, XC3028_STD_PAL_DK, 0, 360},
-    {0, XC3028_STD_525_LINES, 0, 360},
-    {0, XC3028_STD_SECAM_L, 0, 360},
+    {0, XC3028_STD_525_LINES, 0, 340},
     {XC3028_FW_SCODE | XC3028_FW_HAS_IF, 0, 4760, 0},
+    {XC3028_FW_SCODE | XC3028_FW_HAS_IF, 0, 5400, 0},
+    {XC3028_FW_SCODE | XC3028_FW_HAS_IF, 0, 6200, 0},
+    {XC3028_FW_SCODE | XC3028_FW_HAS_IF, 0, 6580, 0},
+    /* Analog SCODEs found by standard: NTSC-M-KR, PAL-B/G (every audio
+     * variant), PAL-I. */
+    {XC3028_FW_SCODE | XC3028_FW_HAS_IF, 0x8000, 4320, 0},
+    {XC3028_FW_SCODE | XC3028_FW_HAS_IF, 0xF00000007ull, 5320, 0},
+    {XC3028_FW_SCODE | XC3028_FW_HAS_IF, XC3028_STD_PAL_I, 6240, 0},
+    /* The kernel test's sweep: DTV6 without QAM in both demodulator
+     * variants, and the analog standards PAL-D/K and SECAM-L. */
+    {XC3028_FW_D2620 | XC3028_FW_DTV6, 0, 0, 300},
+    {XC3028_FW_D2633 | XC3028_FW_DTV6, 0, 0, 300},
+    {0, XC3028_STD_PAL_DK, 0, 360},
+    {0, XC3028_STD_SECAM_L, 0, 360},
 };
 
 #define GEN_IMAGE_COUNT (sizeof(gen_images) / sizeof(gen_images[0]))
@@ -132,11 +145,11 @@ static void gen_record(struct gen_buf *b, uint32_t *rng, unsigned int n)
 }
 
 static void gen_record_image(struct gen_buf *b, const struct gen_image *img,
-			     uint32_t *rng)
+			     uint32_t *rng, unsigned int flags)
 {
 	unsigned int left = img->payload;
 	int is_base = !!(img->type & XC3028_FW_BASE);
-	int slept = 0;
+	int slept = 0, mid_reset = is_base && flags & XC3028_FWGEN_MID_RESET;
 
 	if (is_base)
 		gen_le(b, XC3028_REC_RESET, 2);
@@ -151,6 +164,10 @@ static void gen_record_image(struct gen_buf *b, const struct gen_image *img,
 			n = left;
 		gen_record(b, rng, n);
 		left -= n;
+		if (mid_reset) {
+			gen_le(b, XC3028_REC_RESET, 2);
+			mid_reset = 0;
+		}
 		if (is_base && !slept && left < img->payload / 2) {
 			gen_le(b, XC3028_REC_SLEEP | GEN_SLEEP_MS, 2);
 			slept = 1;
@@ -160,7 +177,7 @@ static void gen_record_image(struct gen_buf *b, const struct gen_image *img,
 }
 
 static void gen_image(struct gen_buf *b, const struct gen_image *img,
-		      unsigned int idx)
+		      unsigned int idx, unsigned int flags)
 {
 	uint32_t rng = 0x9E3779B9u * (idx + 1u) ^ 0x5A17C0DEu;
 	struct gen_buf data = {0};
@@ -170,7 +187,7 @@ static void gen_image(struct gen_buf *b, const struct gen_image *img,
 		     i < GEN_SCODE_ENTRIES * XC3028_SCODE_ENTRY_LEN; i++)
 			gen_put(&data, (uint8_t[]){gen_byte(&rng)}, 1);
 	} else {
-		gen_record_image(&data, img, &rng);
+		gen_record_image(&data, img, &rng, flags);
 	}
 	gen_le(b, img->type, 4);
 	gen_le(b, img->std, 8);
@@ -184,6 +201,11 @@ static void gen_image(struct gen_buf *b, const struct gen_image *img,
 
 int xc3028_fwgen_build(uint8_t **out, size_t *len)
 {
+	return xc3028_fwgen_build_flags(out, len, XC3028_FWGEN_MID_RESET);
+}
+
+int xc3028_fwgen_build_flags(uint8_t **out, size_t *len, unsigned int flags)
+{
 	struct gen_buf b = {0};
 	char name[XC3028_FW_NAME_LEN] = {0};
 
@@ -192,7 +214,7 @@ int xc3028_fwgen_build(uint8_t **out, size_t *len)
 	gen_le(&b, XC3028_FWGEN_VERSION, 2);
 	gen_le(&b, GEN_IMAGE_COUNT, 2);
 	for (unsigned int i = 0; i < GEN_IMAGE_COUNT; i++)
-		gen_image(&b, &gen_images[i], i);
+		gen_image(&b, &gen_images[i], i, flags);
 	if (b.oom) {
 		free(b.data);
 		return -ENOMEM;

@@ -47,6 +47,11 @@ static int xc3028_fw_check_records(struct xc3028_priv *priv, unsigned int idx,
 		pos += 2;
 		if (len == XC3028_REC_END)
 			return 0;
+		if (len > XC3028_REC_CLK_RESET)
+			return xc3028_fw_bad(priv,
+					     "image %u: invalid reset code "
+					     "0x%04x at %u",
+					     idx, len, pos - 2);
 		if (len == XC3028_REC_RESET || len == XC3028_REC_CLK_RESET ||
 		    len & XC3028_REC_SLEEP)
 			continue;
@@ -80,6 +85,9 @@ static int xc3028_fw_parse_image(struct xc3028_priv *priv, unsigned int idx,
 	if (img->type & XC3028_FW_HAS_IF)
 		img->if_khz = xc3028_le16(p + 12);
 	img->size = xc3028_le32(p + hdr - 4);
+	/* The kernel refuses empty images as corrupt. */
+	if (!img->size)
+		return xc3028_fw_bad(priv, "image %u: no data", idx);
 	if (img->size > left - hdr)
 		return xc3028_fw_bad(priv,
 				     "image %u: %u bytes of data, %zu left in "
@@ -116,11 +124,13 @@ int xc3028_fw_parse(struct xc3028_priv *priv, const uint8_t *data, size_t size)
 		if (ret)
 			goto err;
 	}
-	if (pos != size)
-		xc3028_log(
-		    priv, TUNERD_LOG_WARN,
-		    "firmware %s: %zu bytes after the last image ignored",
-		    XC3028_FIRMWARE_FILE, size - pos);
+	/* The kernel reads bytes past the last image as one image too many
+	 * and refuses the file. */
+	if (pos != size) {
+		ret = xc3028_fw_bad(priv, "%zu bytes after the last image",
+				    size - pos);
+		goto err;
+	}
 	xc3028_log(priv, TUNERD_LOG_INFO, "firmware \"%s\" v%u.%u, %u images",
 		   fw->name, fw->version >> 8, fw->version & 0xFF, fw->count);
 	return 0;
@@ -136,78 +146,58 @@ void xc3028_fw_free(struct xc3028_fw *fw)
 }
 
 /*
- * The best image carrying every bit of want, none of exclude and, when
- * std is non-zero, a standard in common with it.  Better: the same
- * standard exactly, then more standards in common, then fewer type bits
- * beyond want.  Ties go to the first in the file.  -1 if none.
+ * The image for type and *id, by the kernel's rules (seek_firmware()):
+ * within the type's group the type must be equal; then the same standard
+ * exactly, else the first image holding every requested standard, else
+ * the one with most standards in common.  *id becomes the image's.
  */
-static int xc3028_fw_find(const struct xc3028_fw *fw, uint32_t want,
-			  uint32_t exclude, uint64_t std)
+int xc3028_fw_seek(const struct xc3028_fw *fw, uint32_t type, uint64_t *id)
 {
-	unsigned long best_score = ~0ul;
-	int best = -1;
+	uint32_t mask = 0;
+	int best = -1, best_n = 0;
 
+	if (!(type & ~XC3028_FW_SCODE) && !*id)
+		*id = XC3028_STD_PAL;
+	if (type & XC3028_FW_BASE) {
+		mask = XC3028_FW_BASE_TYPES;
+	} else if (type & XC3028_FW_SCODE) {
+		type &= XC3028_FW_SCODE_TYPES;
+		mask = XC3028_FW_SCODE_TYPES;
+	} else if (type & XC3028_FW_DTV_TYPES) {
+		mask = XC3028_FW_DTV_TYPES;
+	} else if (type & XC3028_FW_STD_TYPES) {
+		mask = XC3028_FW_STD_TYPES;
+	}
+	type &= mask;
+	if (!(type & XC3028_FW_SCODE))
+		mask = ~0u;
+	for (unsigned int i = 0; i < fw->count; i++)
+		if (type == (fw->images[i].type & mask) &&
+		    *id == fw->images[i].std) {
+			best = (int)i;
+			goto found;
+		}
 	for (unsigned int i = 0; i < fw->count; i++) {
-		const struct xc3028_image *img = &fw->images[i];
-		uint32_t extra = img->type & ~want & ~XC3028_FW_HAS_IF;
-		unsigned long score;
+		uint64_t common = *id & fw->images[i].std;
+		int n;
 
-		if ((img->type & want) != want || img->type & exclude)
+		if (type != (fw->images[i].type & mask) || !common)
 			continue;
-		if (std && !(img->std & std))
-			continue;
-		score = (unsigned long)__builtin_popcount(extra);
-		if (std)
-			score += (unsigned long)(img->std != std) << 16 |
-				 (unsigned long)(64 - __builtin_popcountll(
-							  img->std & std))
-				     << 8;
-		if (score < best_score) {
-			best_score = score;
+		if (common == *id) {
+			best = (int)i;
+			goto found;
+		}
+		n = __builtin_popcountll(common);
+		if (n > best_n) {
+			best_n = n;
 			best = (int)i;
 		}
 	}
+	if (best < 0)
+		return -ENOENT;
+found:
+	*id = fw->images[best].std;
 	return best;
-}
-
-static int xc3028_fw_find_scode(const struct xc3028_fw *fw, unsigned int if_khz)
-{
-	for (unsigned int i = 0; i < fw->count; i++) {
-		const struct xc3028_image *img = &fw->images[i];
-
-		if (img->type & XC3028_FW_SCODE &&
-		    img->type & XC3028_FW_HAS_IF && img->if_khz == if_khz &&
-		    img->size >= XC3028_SCODE_ENTRY_LEN)
-			return (int)i;
-	}
-	return -1;
-}
-
-/* The images a mode needs; std is -1 when the file has none for it. */
-void xc3028_fw_pick(const struct xc3028_priv *priv,
-		    const struct xc3028_mode *mode, struct xc3028_fwset *set)
-{
-	const struct xc3028_fw *fw = &priv->fw;
-	uint32_t f8 = mode->base_type & XC3028_FW_F8MHZ;
-	uint32_t not_f8 = f8 ? 0 : XC3028_FW_F8MHZ;
-	uint32_t std_exclude =
-	    XC3028_FW_BASE | XC3028_FW_INIT1 | XC3028_FW_SCODE;
-
-	set->base = xc3028_fw_find(
-	    fw, mode->base_type, not_f8 | XC3028_FW_INIT1 | XC3028_FW_SCODE, 0);
-	set->init1 =
-	    xc3028_fw_find(fw, XC3028_FW_INIT1 | f8, XC3028_FW_SCODE, 0);
-	if (set->init1 < 0 && f8)
-		set->init1 = xc3028_fw_find(
-		    fw, XC3028_FW_INIT1, XC3028_FW_SCODE | XC3028_FW_F8MHZ, 0);
-	if (mode->analog)
-		std_exclude |= XC3028_FW_DTV | XC3028_FW_FM;
-	set->std = xc3028_fw_find(fw, mode->std_type, std_exclude,
-				  mode->analog ? mode->std : 0);
-	/* FM radio leaves the chip as audio: no demodulator IF to set. */
-	set->scode = mode->radio || set->std < 0
-			 ? -1
-			 : xc3028_fw_find_scode(fw, priv->demod_if_khz);
 }
 
 /* One data record: the register byte heads every chunk. */
@@ -233,53 +223,107 @@ static int xc3028_fw_send_record(struct xc3028_priv *priv, const uint8_t *rec,
 	return 0;
 }
 
-/* Records were checked at parse time; the bounds checks stay anyway. */
-int xc3028_fw_upload(struct xc3028_priv *priv, int idx)
+/* A bridge without the callback answers -EINVAL (the kernel's
+ * do_tuner_callback() without fe->callback) or -EOPNOTSUPP (the stub
+ * without a bridge callback): the flush is then skipped silently. */
+static int xc3028_fw_flush(struct xc3028_priv *priv)
 {
 	const struct tunerd_host *host = priv->host;
-	const struct xc3028_image *img = &priv->fw.images[idx];
+	int ret = host->bridge_ctrl(host->ctx, TSTUB_CTRL_I2C_FLUSH, 0);
+
+	return ret == -EINVAL || ret == -EOPNOTSUPP ? 0 : ret;
+}
+
+/* One record of an image; *pos moves past it.  1 at the end marker. */
+static int xc3028_fw_record(struct xc3028_priv *priv,
+			    const struct xc3028_image *img, uint32_t *pos)
+{
+	const struct tunerd_host *host = priv->host;
+	uint16_t len = xc3028_le16(img->data + *pos);
+	int ret;
+
+	*pos += 2;
+	if (len == XC3028_REC_END)
+		return 1;
+	if (len == XC3028_REC_RESET || len == XC3028_REC_CLK_RESET) {
+		ret = host->bridge_ctrl(
+		    host->ctx,
+		    len ? TSTUB_CTRL_CLK_RESET : TSTUB_CTRL_TUNER_RESET, 0);
+		return ret < 0 ? ret : 0;
+	}
+	if (len > XC3028_REC_CLK_RESET)
+		return -EINVAL;
+	if (len & XC3028_REC_SLEEP) {
+		host->sleep_ms(host->ctx, len & ~XC3028_REC_SLEEP);
+		return 0;
+	}
+	if (len > img->size - *pos)
+		return -EINVAL;
+	ret = xc3028_fw_send_record(priv, img->data + *pos, len);
+	*pos += len;
+	return ret ? ret : xc3028_fw_flush(priv);
+}
+
+/* Upload the image seek finds for type and *id (load_firmware()).
+ * Records were checked at parse time; the bounds checks stay anyway. */
+int xc3028_fw_load(struct xc3028_priv *priv, uint32_t type, uint64_t *id)
+{
+	int idx = xc3028_fw_seek(&priv->fw, type, id);
+	const struct xc3028_image *img;
 	uint32_t pos = 0;
 	int ret = 0;
 
-	while (!ret && img->size - pos >= 2) {
-		uint16_t len = xc3028_le16(img->data + pos);
-
-		pos += 2;
-		if (len == XC3028_REC_END)
-			break;
-		if (len == XC3028_REC_RESET) {
-			ret = host->bridge_ctrl(host->ctx,
-						TSTUB_CTRL_TUNER_RESET, 0);
-		} else if (len == XC3028_REC_CLK_RESET) {
-			ret = host->bridge_ctrl(host->ctx, TSTUB_CTRL_CLK_RESET,
-						0);
-		} else if (len & XC3028_REC_SLEEP) {
-			host->sleep_ms(host->ctx, len & ~XC3028_REC_SLEEP);
-		} else if (len > img->size - pos) {
-			ret = -EINVAL;
-		} else {
-			if (len > 1)
-				ret = xc3028_fw_send_record(
-				    priv, img->data + pos, len);
-			pos += len;
-		}
-	}
-	if (ret)
+	if (idx < 0)
+		return idx;
+	img = &priv->fw.images[idx];
+	while (!ret && img->size - pos >= 2)
+		ret = xc3028_fw_record(priv, img, &pos);
+	if (ret < 0)
 		xc3028_dbg(priv, "upload of image %d failed: %d", idx, ret);
-	return ret;
+	return ret < 0 ? ret : 0;
 }
 
-/* SCODE: header, the table's first entry, trailer. */
-int xc3028_fw_send_scode(struct xc3028_priv *priv, int idx)
+/* The SCODE image: the first with this IF, else by type and standard. */
+static int xc3028_fw_find_scode(struct xc3028_priv *priv, uint32_t type,
+				uint64_t *id, uint16_t if_khz)
 {
-	const struct xc3028_image *img = &priv->fw.images[idx];
+	if (!if_khz)
+		return xc3028_fw_seek(&priv->fw, type, id);
+	for (unsigned int i = 0; i < priv->fw.count; i++)
+		if (priv->fw.images[i].if_khz == if_khz &&
+		    priv->fw.images[i].type & XC3028_FW_HAS_IF)
+			return (int)i;
+	return -ENOENT;
+}
+
+/* SCODE (load_scode()): header, the table's first entry, trailer. */
+int xc3028_fw_load_scode(struct xc3028_priv *priv, uint32_t type, uint64_t *id,
+			 uint16_t if_khz)
+{
+	int idx = xc3028_fw_find_scode(priv, type, id, if_khz);
 	uint8_t header[4] = {XC3028_SCODE_HEADER | priv->cmd_flag, 0, 0, 0};
-	uint8_t trailer[2] = {0x00, XC3028_SCODE_TRAILER};
+	static const uint8_t trailer[2] = {0x00, XC3028_SCODE_TRAILER};
+	const struct xc3028_image *img;
+	const uint8_t *entry;
 	int ret;
 
+	if (idx < 0)
+		return idx;
+	img = &priv->fw.images[idx];
+	entry = img->data;
+	if (img->type & XC3028_FW_HAS_IF) {
+		if (img->size != XC3028_SCODE_ENTRY_LEN * XC3028_SCODE_ENTRIES)
+			return -EINVAL;
+	} else {
+		if (img->size !=
+			(XC3028_SCODE_ENTRY_LEN + 2) * XC3028_SCODE_ENTRIES ||
+		    xc3028_le16(img->data) != XC3028_SCODE_ENTRY_LEN)
+			return -EINVAL;
+		entry += 2;
+	}
 	ret = xc3028_write(priv, header, sizeof(header));
 	if (!ret)
-		ret = xc3028_write(priv, img->data, XC3028_SCODE_ENTRY_LEN);
+		ret = xc3028_write(priv, entry, XC3028_SCODE_ENTRY_LEN);
 	if (!ret)
 		ret = xc3028_write(priv, trailer, sizeof(trailer));
 	if (ret)

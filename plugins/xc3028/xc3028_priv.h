@@ -17,12 +17,13 @@
  * 0x0002     LOCK        0 not yet, 1 locked, 2 no lock
  * 0x0004     VERSION     nibbles: hw major, hw minor, fw major, fw minor
  * 0x0008     PRODUCT_ID  3028 (decimal)
- * 0x0010     HSYNC       analog line frequency
- * 0x0020     FRAME_LINES analog lines per frame
  * 0x0040     SNR         quality, 3 bits
  *
  * Divider = (RF - offset + 7812) / 15625 (Hz), offset 0 for analog TV and
- * radio, 1.75 MHz for DTV6 and ATSC, 2.75 MHz for DTV7, DTV78 and DTV8.
+ * radio, 1.75 MHz with a DTV6 standard image, 2.75 MHz with the others.
+ *
+ * The behaviour follows Linux's tuner-xc2028 (drivers/media/tuners/
+ * xc2028.c); plugins/README.md lists its rules and the bus traffic.
  */
 #ifndef TUNERD_XC3028_PRIV_H
 #define TUNERD_XC3028_PRIV_H
@@ -44,9 +45,11 @@
 #define XC3028_REG_PRODUCT_ID 0x0008
 #define XC3028_REG_SNR        0x0040
 
+#define XC2028_PRODUCT_ID   2028 /* same firmware interface */
 #define XC3028_PRODUCT_ID   3028
 #define XC3028_LOCK_WAITING 0
 #define XC3028_LOCK_LOCKED  1
+#define XC3028_LOCK_NONE    2
 #define XC3028_SNR_MAX      7
 
 /* Hz */
@@ -64,6 +67,10 @@
 #define XC3028_LOCK_WAIT     6
 #define XC3028_LOCK_TRIES    3
 
+/* Firmware before 3.2 wants the SCODE for the demod's IF + 200 kHz. */
+#define XC3028_SCODE_SHIFT_KHZ   200
+#define XC3028_SCODE_SHIFT_BELOW 0x0302
+
 /* Firmware file: 32-byte name, le16 version, le16 count, then images of
  * le32 type, le64 v4l2_std_id, le16 IF (only with HAS_IF), le32 size and
  * the data. */
@@ -71,46 +78,56 @@
 #define XC3028_FW_HEADER_LEN       (XC3028_FW_NAME_LEN + 4)
 #define XC3028_FW_IMAGE_HEADER_LEN 16 /* without the IF */
 
-#define XC3028_FW_BASE      (1u << 0)
-#define XC3028_FW_F8MHZ     (1u << 1)
-#define XC3028_FW_MTS       (1u << 2)
-#define XC3028_FW_D2620     (1u << 3)
-#define XC3028_FW_D2633     (1u << 4)
-#define XC3028_FW_DTV6      (1u << 5)
-#define XC3028_FW_QAM       (1u << 6)
-#define XC3028_FW_DTV7      (1u << 7)
-#define XC3028_FW_DTV78     (1u << 8)
-#define XC3028_FW_DTV8      (1u << 9)
-#define XC3028_FW_FM        (1u << 10)
-#define XC3028_FW_INPUT1    (1u << 11)
-#define XC3028_FW_LCD       (1u << 12)
-#define XC3028_FW_NOGD      (1u << 13)
-#define XC3028_FW_INIT1     (1u << 14)
-#define XC3028_FW_MONO      (1u << 15)
-#define XC3028_FW_ATSC      (1u << 16)
-#define XC3028_FW_DEMOD_IFS (0x3FFu << 17)
-#define XC3028_FW_F6MHZ     (1u << 27)
-#define XC3028_FW_INPUT2    (1u << 28)
-#define XC3028_FW_SCODE     (1u << 29)
-#define XC3028_FW_HAS_IF    (1u << 30)
+#define XC3028_FW_BASE   (1u << 0)
+#define XC3028_FW_F8MHZ  (1u << 1)
+#define XC3028_FW_MTS    (1u << 2)
+#define XC3028_FW_D2620  (1u << 3)
+#define XC3028_FW_D2633  (1u << 4)
+#define XC3028_FW_DTV6   (1u << 5)
+#define XC3028_FW_QAM    (1u << 6)
+#define XC3028_FW_DTV7   (1u << 7)
+#define XC3028_FW_DTV78  (1u << 8)
+#define XC3028_FW_DTV8   (1u << 9)
+#define XC3028_FW_FM     (1u << 10)
+#define XC3028_FW_INPUT1 (1u << 11)
+#define XC3028_FW_LCD    (1u << 12)
+#define XC3028_FW_NOGD   (1u << 13)
+#define XC3028_FW_INIT1  (1u << 14)
+#define XC3028_FW_ATSC   (1u << 16)
+#define XC3028_FW_INPUT2 (1u << 28)
+#define XC3028_FW_SCODE  (1u << 29)
+#define XC3028_FW_HAS_IF (1u << 30)
 
-#define XC3028_FW_DTV                                                          \
-	(XC3028_FW_DTV6 | XC3028_FW_QAM | XC3028_FW_DTV7 | XC3028_FW_DTV78 |   \
-	 XC3028_FW_DTV8 | XC3028_FW_ATSC)
+/* The groups an image search compares within (seek_firmware()): a BASE
+ * search the BASE bits, a standard search the DTV or the
+ * standard-specific bits, an SCODE search SCODE and MTS. */
+#define XC3028_FW_BASE_TYPES                                                   \
+	(XC3028_FW_BASE | XC3028_FW_F8MHZ | XC3028_FW_MTS | XC3028_FW_FM |     \
+	 XC3028_FW_INPUT1 | XC3028_FW_INPUT2 | XC3028_FW_INIT1)
+#define XC3028_FW_DTV_TYPES                                                    \
+	(XC3028_FW_D2620 | XC3028_FW_D2633 | XC3028_FW_DTV6 | XC3028_FW_QAM |  \
+	 XC3028_FW_DTV7 | XC3028_FW_DTV78 | XC3028_FW_DTV8 | XC3028_FW_ATSC)
+#define XC3028_FW_STD_TYPES                                                    \
+	(XC3028_FW_MTS | XC3028_FW_FM | XC3028_FW_LCD | XC3028_FW_NOGD)
+#define XC3028_FW_SCODE_TYPES (XC3028_FW_SCODE | XC3028_FW_MTS)
 
 /* Image data: le16-length records. */
 #define XC3028_REC_END       0xFFFF
 #define XC3028_REC_RESET     0x0000
-#define XC3028_REC_CLK_RESET 0xFF00
+#define XC3028_REC_CLK_RESET 0xFF00 /* 0xFF01-0xFFFE are invalid */
 #define XC3028_REC_SLEEP     0x8000
 
+/* SCODE tables: 16 entries of 12 bytes; without HAS_IF each entry has a
+ * le16 12 before it. */
 #define XC3028_SCODE_ENTRY_LEN 12
+#define XC3028_SCODE_ENTRIES   16
 #define XC3028_SCODE_HEADER    0x20 /* | command flag */
 #define XC3028_SCODE_TRAILER   0x8C
 
-/* v4l2_std_id groups */
-#define XC3028_STD_MN 0x0000B700ull /* PAL-M/N/Nc, NTSC: 6 MHz channels */
-#define XC3028_STD_BG 0x00050007ull /* PAL/SECAM B and G */
+/* v4l2_std_id */
+#define XC3028_STD_PAL 0x000000FFull
+#define XC3028_STD_MN  0x0000B700ull /* PAL-M/N/Nc, NTSC: 6 MHz channels */
+#define XC3028_STD_BG  0x00050007ull /* PAL/SECAM B and G */
 
 struct xc3028_image {
 	uint32_t type;
@@ -127,43 +144,46 @@ struct xc3028_fw {
 	struct xc3028_image *images;
 };
 
-/* Indices into fw.images, -1 for none. */
-struct xc3028_fwset {
-	int base;
-	int init1;
-	int std;
-	int scode;
+/* What a tune asks of the firmware (the driver's type, std and
+ * int_freq) and of the divider. */
+enum xc3028_kind { XC3028_DIGITAL, XC3028_ANALOG, XC3028_RADIO };
+
+struct xc3028_req {
+	enum xc3028_kind kind;
+	uint32_t type;
+	uint64_t std;    /* analog: the standard asked for */
+	uint16_t if_khz; /* SCODE by this IF; 0: by type and standard */
+	uint32_t freq;   /* Hz */
+	uint32_t bw;     /* Hz, the channel bandwidth asked for */
 };
 
-/* What a tune needs from the firmware and the divider. */
-struct xc3028_mode {
-	uint32_t delsys;
-	uint32_t base_type; /* BASE, with F8MHZ for 7/8 MHz channels */
-	uint32_t std_type;  /* DTV or FM bits of the standard image */
-	uint64_t std;       /* analog: v4l2_std_id the image must carry */
-	uint32_t offset;    /* Hz */
-	uint32_t bandwidth; /* Hz */
-	int analog;
-	int radio;
-	int vhf7, uhf8; /* band plan seen, this tune included */
+/* The firmware the chip runs (the driver's cur_fw).  type has BASE set
+ * once a whole set went in and the chip answered; 0: nothing known. */
+struct xc3028_cur {
+	uint32_t type;
+	uint64_t std_req;
+	int scode_done; /* 0 after a standard image: the SCODE follows */
 };
 
 struct xc3028_priv {
 	const struct tunerd_host *host;
 	uint16_t addr;
 	unsigned int max_len;
-	unsigned int demod_if_khz;
+	unsigned int demod_if_khz; /* 0: none (XC3028_FE_DEFAULT) */
+	unsigned int fw_variant;   /* XC3028_VARIANT_* of the board word */
 	const uint8_t *fw_data;
 	size_t fw_size;
 	struct xc3028_fw fw;
 	uint8_t cmd_flag;
-	int loaded_valid;
-	struct xc3028_fwset loaded;
-	int vhf7; /* a 7 MHz channel was tuned in VHF */
-	int uhf8; /* an 8 MHz channel was tuned in UHF */
+	int asleep; /* POWER_DOWN went out: the next tune reloads BASE */
+	struct xc3028_cur cur;
+	uint16_t hwmodel, hwvers; /* 0 until the first good readback */
+	int vhf7;                 /* a 7 MHz channel in VHF came last */
+	int uhf8;                 /* an 8 MHz channel in UHF came last */
 	int tuned;
-	struct xc3028_mode mode; /* of the last tune */
-	uint32_t frequency;      /* Hz, as programmed */
+	enum xc3028_kind kind; /* of the last tune */
+	uint32_t bandwidth;    /* Hz, of the last tune */
+	uint32_t frequency;    /* Hz, as programmed */
 };
 
 #define xc3028_log(priv, level, ...)                                           \
@@ -176,9 +196,9 @@ int xc3028_write(struct xc3028_priv *priv, const uint8_t *buf, uint16_t len);
 /* xc3028_fw.c */
 int xc3028_fw_parse(struct xc3028_priv *priv, const uint8_t *data, size_t size);
 void xc3028_fw_free(struct xc3028_fw *fw);
-void xc3028_fw_pick(const struct xc3028_priv *priv,
-		    const struct xc3028_mode *mode, struct xc3028_fwset *set);
-int xc3028_fw_upload(struct xc3028_priv *priv, int idx);
-int xc3028_fw_send_scode(struct xc3028_priv *priv, int idx);
+int xc3028_fw_seek(const struct xc3028_fw *fw, uint32_t type, uint64_t *id);
+int xc3028_fw_load(struct xc3028_priv *priv, uint32_t type, uint64_t *id);
+int xc3028_fw_load_scode(struct xc3028_priv *priv, uint32_t type, uint64_t *id,
+			 uint16_t if_khz);
 
 #endif /* TUNERD_XC3028_PRIV_H */

@@ -11,6 +11,7 @@
 #include "log.h"
 #include "loop.h"
 #include "plugin_host.h"
+#include "state_file.h"
 #include "tuner.h"
 
 /* The errno a constructor returning NULL left, -ENOMEM when it left none
@@ -68,6 +69,28 @@ err:
 	return err;
 }
 
+int daemon_open_state(struct daemon *d, const char *path, const char *source)
+{
+	int err = state_dir_open(path, &d->state);
+
+	if (err && !source) {
+		log_warn("state: %s: %s; leases and params will not survive "
+			 "a restart (--state-dir DIR to keep them)",
+			 path, strerror(-err));
+		return 0;
+	}
+	if (err) {
+		log_err("state: cannot use %s %s: %s", source, path,
+			strerror(-err));
+		return err;
+	}
+	log_info("state: kept in %s", path);
+	err = tuners_load_saved(d);
+	if (err)
+		log_err("state: %s", strerror(-err));
+	return err;
+}
+
 int daemon_start(struct daemon *d)
 {
 	return control_start(d);
@@ -81,6 +104,9 @@ void daemon_fini(struct daemon *d)
 	tuners_shutdown(d);
 	control_stop(d);
 	plugin_host_free(d->plugins);
+	tuners_free_saved(d);
+	state_dir_close(d->state);
+	d->state = NULL;
 	eventbus_free(d->events);
 	loop_free(d->loop);
 	d->plugins = NULL;

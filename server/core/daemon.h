@@ -17,10 +17,13 @@ struct event_hub;
 struct eventbus;
 struct loop;
 struct plugin_host;
+struct saved_params;
+struct state_dir;
 struct tuner;
 
 #define DAEMON_DEFAULT_DEADLINE_MS 3000
 #define DAEMON_NAME_LEN            64
+#define DAEMON_STATE_DIR           "/var/lib/tunerd"
 
 /* What the stub's INIT said; connected == 0 while there is none. */
 struct stub_session {
@@ -56,6 +59,11 @@ struct daemon {
 	struct tuner *tuners; /* sorted by id */
 	struct stub_session session;
 
+	/* What survives a restart (state_file.h); NULL: nothing does. */
+	struct state_dir *state;
+	char state_dir_config[PATH_MAX]; /* the config file's, "" none */
+	struct saved_params *saved;      /* the tuners' (tuner_saved.c) */
+
 	int stopping;
 	void *api;                   /* the network layer's state */
 	struct event_hub *event_hub; /* the event streams' (net/events) */
@@ -64,6 +72,15 @@ struct daemon {
 /* Build the loop, event bus and plugin host.  0 or the negative errno of
  * what failed. */
 int daemon_init(struct daemon *d, const struct daemon_config *cfg);
+/*
+ * Keep the daemon's state in path and read back what is there.  source
+ * names where an explicit path came from ("--state-dir", ...): one that
+ * cannot be used is an error, 0 or its negative errno, logged.  With
+ * source NULL (the default, DAEMON_STATE_DIR) a directory that cannot be
+ * used is one log line and 0: a developer without root runs without
+ * persistence.
+ */
+int daemon_open_state(struct daemon *d, const char *path, const char *source);
 /* Connect to the stub (retrying in the background). */
 int daemon_start(struct daemon *d);
 /* Kill the workers, close the stub, free everything. */

@@ -102,3 +102,31 @@ void log_msg(int level, const char *fmt, ...)
 	log_vmsg(level, fmt, ap);
 	va_end(ap);
 }
+
+void log_limited(struct log_budget *b, uint64_t now_ms, int level,
+		 const char *fmt, ...)
+{
+	char line[768];
+	va_list ap;
+
+	if (!b->window_start || now_ms - b->window_start >= b->window_ms) {
+		if (b->unlogged)
+			log_msg(level, "%lu more %s not logged", b->unlogged,
+				b->what);
+		b->window_start = now_ms ? now_ms : 1;
+		b->logged = 0;
+		b->unlogged = 0;
+	}
+	if (b->logged >= b->max) {
+		b->unlogged++;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (++b->logged == b->max)
+		log_msg(level, "%s (further %s for %u s are only counted)",
+			line, b->what, b->window_ms / 1000);
+	else
+		log_msg(level, "%s", line);
+}

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,7 @@ struct options {
 	const char *dirs[MAX_PLUGIN_DIRS + 1];
 	int ndirs;
 	int log_level;
+	const char *state_dir; /* --state-dir */
 	struct {
 		const char *name, *value;
 	} api[MAX_API_ARGS];
@@ -48,6 +50,7 @@ static const struct option core_opts[] = {
     {"deadline-ms", required_argument, NULL, 'd'},
     {"event-ring", required_argument, NULL, 'e'},
     {"name", required_argument, NULL, 'n'},
+    {"state-dir", required_argument, NULL, 'S'},
     {"log-level", required_argument, NULL, 'l'},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
@@ -66,11 +69,15 @@ static void usage(FILE *out)
 		"  --event-ring N      events kept for catching up (default "
 		"%d)\n"
 		"  --name NAME         this box's name (default: host name)\n"
+		"  --state-dir DIR     leases and params kept across restarts "
+		"(default\n"
+		"                      $STATE_DIRECTORY, else %s)\n"
 		"  -v, --verbose       more log (repeatable)\n"
 		"  --log-level LEVEL   err, warn, info or debug\n"
 		"  -h, --help          this text\n",
 		TUNERD_PLUGIN_DIR, TUNERD_FIRMWARE_DIR,
-		DAEMON_DEFAULT_DEADLINE_MS, EVENTBUS_DEFAULT_RING);
+		DAEMON_DEFAULT_DEADLINE_MS, EVENTBUS_DEFAULT_RING,
+		DAEMON_STATE_DIR);
 	for (const struct api_option *o = api_options; o->name; o++) {
 		char left[64];
 
@@ -122,6 +129,9 @@ static int parse_core(struct options *o, int c, const char *arg)
 		return 0;
 	case 'n':
 		o->cfg.name = arg;
+		return 0;
+	case 'S':
+		o->state_dir = arg;
 		return 0;
 	case 'l':
 		o->log_level = log_parse_level(arg);
@@ -214,6 +224,30 @@ static int setup_signals(sigset_t *set)
 	return 0;
 }
 
+/*
+ * Where the state is kept: --state-dir, else the config file's
+ * "state_dir", else $STATE_DIRECTORY (systemd's StateDirectory=; the
+ * first of a colon-separated list), else DAEMON_STATE_DIR.  Only that
+ * last one may fail quietly (daemon_open_state()).
+ */
+static int open_state(struct daemon *d, const struct options *o)
+{
+	const char *env = getenv("STATE_DIRECTORY");
+	char first[PATH_MAX];
+
+	if (o->state_dir)
+		return daemon_open_state(d, o->state_dir, "--state-dir");
+	if (d->state_dir_config[0])
+		return daemon_open_state(d, d->state_dir_config,
+					 "the config file's state_dir");
+	if (env && *env) {
+		snprintf(first, sizeof(first), "%.*s", (int)strcspn(env, ":"),
+			 env);
+		return daemon_open_state(d, first, "$STATE_DIRECTORY");
+	}
+	return daemon_open_state(d, DAEMON_STATE_DIR, NULL);
+}
+
 static int run(struct options *o, const sigset_t *sigs)
 {
 	struct daemon d;
@@ -227,6 +261,10 @@ static int run(struct options *o, const sigset_t *sigs)
 	for (int i = 0; i < o->napi; i++)
 		if (api_option(&d, o->api[i].name, o->api[i].value))
 			goto out;
+	if (open_state(&d, o)) {
+		api_stop(&d); /* the options' state: nothing was started */
+		goto out;
+	}
 	sfd = signalfd(-1, sigs, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0) {
 		log_err("signalfd: %s", strerror(errno));

@@ -16,6 +16,8 @@ void api_config_init(struct api_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->status_interval_ms = -1;
+	cfg->max_request_connections = -1;
+	cfg->max_stream_connections = -1;
 }
 
 void api_config_free(struct api_config *cfg)
@@ -30,6 +32,7 @@ void api_config_free(struct api_config *cfg)
 	}
 	free(cfg->tokens);
 	free(cfg->name);
+	free(cfg->state_dir);
 	api_config_init(cfg);
 }
 
@@ -130,6 +133,18 @@ static int tokens_from_json(json_t *arr, struct api_config *cfg, char *err,
 	return 0;
 }
 
+/* A connection cap: an integer 1..API_CONNS_MAX into *out. */
+static int conn_cap(const char *key, json_t *v, long *out, char *err,
+		    size_t errlen)
+{
+	if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+	    json_integer_value(v) > API_CONNS_MAX)
+		return fail(err, errlen, "\"%s\" must be an integer 1..%d", key,
+			    API_CONNS_MAX);
+	*out = (long)json_integer_value(v);
+	return 0;
+}
+
 static int config_from_json(json_t *root, struct api_config *cfg, char *err,
 			    size_t errlen)
 {
@@ -158,6 +173,29 @@ static int config_from_json(json_t *root, struct api_config *cfg, char *err,
 					    "\"status_interval_ms\" must be "
 					    "an integer 0..3600000");
 			cfg->status_interval_ms = json_integer_value(v);
+		} else if (!strcmp(key, "max_request_connections")) {
+			if (conn_cap(key, v, &cfg->max_request_connections, err,
+				     errlen))
+				return -1;
+		} else if (!strcmp(key, "max_stream_connections")) {
+			if (conn_cap(key, v, &cfg->max_stream_connections, err,
+				     errlen))
+				return -1;
+		} else if (!strcmp(key, "state_dir")) {
+			if (!json_is_string(v) ||
+			    json_string_value(v)[0] != '/' ||
+			    json_string_length(v) > API_STATE_DIR_MAX ||
+			    strlen(json_string_value(v)) !=
+				json_string_length(v))
+				return fail(err, errlen,
+					    "\"state_dir\" must be an "
+					    "absolute path of at most %d "
+					    "bytes",
+					    API_STATE_DIR_MAX);
+			free(cfg->state_dir);
+			cfg->state_dir = strdup(json_string_value(v));
+			if (!cfg->state_dir)
+				return fail(err, errlen, "out of memory");
 		} else {
 			return fail(err, errlen, "unknown key \"%s\"", key);
 		}

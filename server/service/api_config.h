@@ -3,7 +3,9 @@
  * api_config.h - the network API's configuration file (--config FILE):
  *   {"name":"box1",
  *    "tokens":[{"name":"ops","token":"...","role":"operator"}],
- *    "status_interval_ms":1000}
+ *    "status_interval_ms":1000,
+ *    "max_request_connections":256, "max_stream_connections":2048,
+ *    "state_dir":"/var/lib/tunerd"}
  * Every key is optional.  Tokens are kept only here and never logged.
  */
 #ifndef TUNERD_API_CONFIG_H
@@ -15,6 +17,7 @@
 
 #define API_TOKEN_NAME_MAX 64
 #define API_TOKEN_MAX      256
+#define API_STATE_DIR_MAX  3800 /* bytes; room for names under PATH_MAX */
 
 struct api_token {
 	char *name;
@@ -28,7 +31,13 @@ struct api_config {
 	struct api_token *tokens;
 	size_t ntokens;
 	long status_interval_ms; /* -1: not set */
+	/* The front's connection caps (http_front.h); -1: not set. */
+	long max_request_connections, max_stream_connections;
+	char *state_dir;         /* absolute path; NULL: not set */
 };
+
+/* The largest connection cap the file or the command line may set. */
+#define API_CONNS_MAX 65536
 
 /* Defaults: no name, no tokens, interval not set. */
 void api_config_init(struct api_config *cfg);

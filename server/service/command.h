@@ -118,6 +118,10 @@ int command_lease_post(struct command_service *cs, uint32_t tuner, json_t *body,
 /* DELETE .../lease with lease_id (NULL: none).  Same. */
 int command_lease_delete(struct command_service *cs, uint32_t tuner,
 			 const char *lease_id, struct command_result *res);
+/* 1 when .../lease of tuner is a path that exists: the tuner is there,
+ * or a lease on it is (read back after a restart, before the stub has
+ * attached the tuner again). */
+int command_lease_target(struct command_service *cs, uint32_t tuner);
 
 /* The lease check every command goes through (command_lease.c): 0 when
  * a request carrying id (NULL: none) may act on tuner, filling label with
@@ -126,5 +130,13 @@ int command_lease_delete(struct command_service *cs, uint32_t tuner,
 int command_lease_check(struct command_service *cs, uint32_t tuner,
 			const char *id, char *label, size_t len,
 			struct command_result *res);
+
+/* May cl stream tuner (GET .../stream)?  0, with label set to who reads
+ * ("api:<token name>", "api:<lease holder>"), or a negative errno with
+ * the answer in *res: 404 no tuner, 403 role (viewer), 409 leased by
+ * another (lease_id: the request's, NULL if none), 503 no service. */
+int command_stream_check(const struct command_client *cl, uint32_t tuner,
+			 const char *lease_id, char *label, size_t len,
+			 struct command_result *res);
 
 #endif /* TUNERD_COMMAND_H */

@@ -175,11 +175,38 @@ static int not_leased(struct command_result *res, uint32_t tuner)
 	return command_fail(res, -ENOENT, &e);
 }
 
-static int check_tuner(struct command_service *cs, uint32_t tuner,
-		       struct command_result *res)
+/* 503: the change could not be written to the state directory, so it
+ * was not made (lease.h): the client may retry. */
+static int not_saved(struct command_result *res, int err)
 {
 	struct api_error e = {0};
 
+	api_error_set(&e, 503, "unavailable", NULL,
+		      "the lease could not be saved: %s", strerror(-err));
+	return command_fail(res, err, &e);
+}
+
+int command_lease_target(struct command_service *cs, uint32_t tuner)
+{
+	struct lease l;
+
+	return tuner_find(cs->d, tuner) ||
+	       (cs->leases && lease_get(cs->leases, tuner, &l));
+}
+
+/*
+ * A take needs the tuner.  A renew or release needs the tuner or its
+ * lease: after a daemon restart the leases are back before the stub has
+ * attached the tuners again, and their holders must keep them alive.
+ */
+static int check_tuner(struct command_service *cs, uint32_t tuner,
+		       int lease_will_do, struct command_result *res)
+{
+	struct api_error e = {0};
+	struct lease l;
+
+	if (lease_will_do && cs->leases && lease_get(cs->leases, tuner, &l))
+		return 0;
 	if (!tuner_find(cs->d, tuner)) {
 		api_error_set(&e, 404, "not_found",
 			      json_pack("{s:I}", "tuner", (json_int_t)tuner),
@@ -208,7 +235,7 @@ static int lease_take(struct command_service *cs, uint32_t tuner,
 	if (ret == -EBUSY)
 		return conflict(res, tuner, &other);
 	if (ret < 0) {
-		api_error_set(&e, 500, "internal", NULL,
+		api_error_set(&e, 503, "unavailable", NULL,
 			      "cannot create a lease: %s", strerror(-ret));
 		return command_fail(res, ret, &e);
 	}
@@ -222,14 +249,16 @@ int command_lease_post(struct command_service *cs, uint32_t tuner, json_t *body,
 	struct lease_body b = {0};
 	struct api_error e = {0};
 	struct lease l, other;
-	int ret = check_tuner(cs, tuner, res);
+	int bad_body = parse_body(body, &b, &e), ret;
 
-	if (ret)
-		return ret;
-	ret = parse_body(body, &b, &e);
+	/* The tuner first: a body for a tuner that is not there is a 404. */
+	ret = check_tuner(cs, tuner, !bad_body && b.lease_id, res);
 	if (ret) {
-		return command_fail(res, ret, &e);
+		api_error_clear(&e);
+		return ret;
 	}
+	if (bad_body)
+		return command_fail(res, bad_body, &e);
 	if (!b.lease_id)
 		return lease_take(cs, tuner, &b, res);
 	ret = lease_renew(cs->leases, tuner, b.lease_id, b.ttl_s, &l, &other);
@@ -237,6 +266,8 @@ int command_lease_post(struct command_service *cs, uint32_t tuner, json_t *body,
 		return not_leased(res, tuner);
 	if (ret == -EPERM)
 		return conflict(res, tuner, &other);
+	if (ret)
+		return not_saved(res, ret);
 	command_answer(res, 200, lease_answer(&l));
 	return 0;
 }
@@ -245,7 +276,7 @@ int command_lease_delete(struct command_service *cs, uint32_t tuner,
 			 const char *lease_id, struct command_result *res)
 {
 	struct lease other;
-	int ret = check_tuner(cs, tuner, res);
+	int ret = check_tuner(cs, tuner, 1, res);
 
 	if (ret)
 		return ret;
@@ -254,6 +285,44 @@ int command_lease_delete(struct command_service *cs, uint32_t tuner,
 		return not_leased(res, tuner);
 	if (ret == -EPERM)
 		return conflict(res, tuner, &other);
+	if (ret)
+		return not_saved(res, ret);
 	command_answer(res, 204, NULL);
 	return 0;
+}
+
+/* A stream start: who may read the tuner, as a status read (viewer), and
+ * the lease rule of a tune, so that a leased tuner's programme is its
+ * holder's.  Checked once, when the stream starts. */
+int command_stream_check(const struct command_client *cl, uint32_t tuner,
+			 const char *lease_id, char *label, size_t len,
+			 struct command_result *res)
+{
+	struct api_error e = {0};
+
+	if (!cl->cs) {
+		api_error_set(&e, 503, "unavailable", NULL,
+			      "no command service here");
+		return command_fail(res, -EOPNOTSUPP, &e);
+	}
+	if (!tuner_find(cl->cs->d, tuner)) {
+		api_error_set(&e, 404, "not_found",
+			      json_pack("{s:I}", "tuner", (json_int_t)tuner),
+			      "no tuner %u", tuner);
+		return command_fail(res, -ENOENT, &e);
+	}
+	if (cl->role < ROLE_VIEWER) {
+		api_error_set(&e, 403, "forbidden",
+			      json_pack("{s:s,s:s}", "required_role",
+					role_name(ROLE_VIEWER), "role",
+					role_name(cl->role)),
+			      "a stream needs the viewer role");
+		return command_fail(res, -EACCES, &e);
+	}
+	if (cl->label)
+		snprintf(label, len, "%s", cl->label);
+	else
+		snprintf(label, len, "api%s%s", cl->name ? ":" : "",
+			 cl->name ? cl->name : "");
+	return command_lease_check(cl->cs, tuner, lease_id, label, len, res);
 }

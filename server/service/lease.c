@@ -4,6 +4,14 @@
  * tuners.  Each lease has its own loop timer for its expiry; lookups also
  * compare with the clock, so a late timer never lets an expired lease
  * refuse anyone.
+ *
+ * With a state directory every change is written before it is made
+ * (lease_store.c): the document is built as the table will be, written
+ * and fsync()ed, and only then is the table changed and the event
+ * published.  A write that fails changes nothing, so an answer the
+ * client gets always matches what a restart finds.  Expiries are
+ * written after the fact: nobody waits for them, and an expired lease
+ * read back is dropped anyway.
  */
 #include "lease.h"
 
@@ -17,7 +25,10 @@
 #include "auth.h"
 #include "eventbus.h"
 #include "json_api.h"
+#include "lease_store.h"
+#include "log.h"
 #include "loop.h"
+#include "state_file.h"
 
 struct lease_slot {
 	struct lease lease;
@@ -30,6 +41,8 @@ struct lease_table {
 	struct loop *loop;
 	struct eventbus *events;
 	struct lease_slot *slots;
+	struct state_dir *state; /* NULL: leases live in memory only */
+	int save_failed;         /* the last write failed (logged once) */
 };
 
 static uint64_t now_ms(void)
@@ -132,20 +145,60 @@ static long expiry_timer(struct loop *l, uint64_t id, void *arg)
 	return LOOP_TIMER_DONE;
 }
 
-static void set_expiry(struct lease_table *lt, struct lease_slot *s,
-		       unsigned int ttl_s)
+static void set_expiry(struct lease *l, unsigned int ttl_s)
+{
+	l->ttl_s = ttl_s;
+	l->expires_ms = lease_deadline(now_ms(), ttl_s);
+	l->expires_wall = api_realtime_ms() + (uint64_t)ttl_s * 1000u;
+}
+
+/* The slot's timer for its lease's expires_ms. */
+static void arm_expiry(struct lease_table *lt, struct lease_slot *s)
 {
 	uint64_t now = now_ms();
 
-	s->lease.ttl_s = ttl_s;
-	s->lease.expires_ms = lease_deadline(now, ttl_s);
-	s->lease.expires_wall = api_realtime_ms() + (uint64_t)ttl_s * 1000u;
 	if (!lt->loop)
 		return;
 	loop_del_timer(lt->loop, s->timer);
 	/* A failed timer only delays the expiry to the next lookup. */
-	s->timer =
-	    loop_add_timer(lt->loop, (uint64_t)ttl_s * 1000u, expiry_timer, s);
+	s->timer = loop_add_timer(
+	    lt->loop, s->lease.expires_ms > now ? s->lease.expires_ms - now : 0,
+	    expiry_timer, s);
+}
+
+static void note_save(struct lease_table *lt, int err)
+{
+	if (err && !lt->save_failed)
+		log_err("state: cannot save the leases in %s: %s",
+			state_dir_path(lt->state), strerror(-err));
+	else if (!err && lt->save_failed)
+		log_info("state: the leases are saved again");
+	lt->save_failed = !!err;
+}
+
+/* Write the table as it will be: every lease but tuner's, then with (a
+ * new or renewed lease of tuner, or NULL).  0 or -errno. */
+static int save(struct lease_table *lt, long tuner, const struct lease *with)
+{
+	json_t *arr;
+	int err = 0;
+
+	if (!lt->state)
+		return 0;
+	arr = json_array();
+	for (struct lease_slot *s = lt->slots; arr && s; s = s->next)
+		if (s->lease.tuner != tuner)
+			err |= json_array_append_new(
+			    arr, lease_store_entry(&s->lease));
+	if (arr && with)
+		err |= json_array_append_new(arr, lease_store_entry(with));
+	if (err) {
+		json_decref(arr);
+		arr = NULL;
+	}
+	err = lease_store_write(lt->state, arr);
+	note_save(lt, err);
+	return err;
 }
 
 static int new_id(char *out)
@@ -174,24 +227,30 @@ int lease_acquire(struct lease_table *lt, long tuner, const char *holder,
 		*other = (*pp)->lease;
 		if ((*pp)->lease.priority >= priority)
 			return -EBUSY;
-		drop(lt, pp, "lease.preempted",
-		     json_pack("{s:s, s:i}", "by", holder, "by_priority",
-			       priority));
-		preempted = 1;
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	err = new_id(s->lease.id);
-	if (err) {
-		free(s);
-		return err;
-	}
 	s->lt = lt;
 	s->lease.tuner = tuner;
 	snprintf(s->lease.holder, sizeof(s->lease.holder), "%s", holder);
 	s->lease.priority = priority;
-	set_expiry(lt, s, ttl_s);
+	set_expiry(&s->lease, ttl_s);
+	if (!err)
+		err = save(lt, tuner, &s->lease); /* the pre-empted one gone */
+	if (err) {
+		explicit_bzero(s->lease.id, sizeof(s->lease.id));
+		free(s);
+		return err;
+	}
+	if (*pp) {
+		drop(lt, pp, "lease.preempted",
+		     json_pack("{s:s, s:i}", "by", holder, "by_priority",
+			       priority));
+		preempted = 1;
+	}
+	arm_expiry(lt, s);
 	s->next = lt->slots;
 	lt->slots = s;
 	*out = s->lease;
@@ -222,11 +281,20 @@ int lease_renew(struct lease_table *lt, long tuner, const char *id,
 		unsigned int ttl_s, struct lease *out, struct lease *other)
 {
 	struct lease_slot **pp;
+	struct lease renewed;
 	int ret = matching_slot(lt, tuner, id, &pp, other);
 
 	if (ret)
 		return ret;
-	set_expiry(lt, *pp, ttl_s ? ttl_s : (*pp)->lease.ttl_s);
+	renewed = (*pp)->lease;
+	set_expiry(&renewed, ttl_s ? ttl_s : renewed.ttl_s);
+	ret = save(lt, tuner, &renewed);
+	if (!ret) /* exactly what was written, not a later clock's */
+		(*pp)->lease = renewed;
+	explicit_bzero(renewed.id, sizeof(renewed.id));
+	if (ret)
+		return ret;
+	arm_expiry(lt, *pp);
 	*out = (*pp)->lease;
 	publish(lt, "lease.renewed", &(*pp)->lease, NULL);
 	return 0;
@@ -238,6 +306,8 @@ int lease_release(struct lease_table *lt, long tuner, const char *id,
 	struct lease_slot **pp;
 	int ret = matching_slot(lt, tuner, id, &pp, other);
 
+	if (!ret)
+		ret = save(lt, tuner, NULL);
 	if (ret)
 		return ret;
 	drop(lt, pp, "lease.released", NULL);
@@ -266,11 +336,75 @@ int lease_allows(struct lease_table *lt, long tuner, const char *id,
 void lease_table_expire(struct lease_table *lt, uint64_t now)
 {
 	struct lease_slot **pp = &lt->slots;
+	int dropped = 0;
 
 	while (*pp) {
-		if (lease_is_expired((*pp)->lease.expires_ms, now))
+		if (lease_is_expired((*pp)->lease.expires_ms, now)) {
 			drop(lt, pp, "lease.expired", NULL);
-		else
+			dropped = 1;
+		} else {
 			pp = &(*pp)->next;
+		}
 	}
+	if (dropped)
+		save(lt, 0, NULL); /* logged when it fails */
+}
+
+struct keep_count {
+	struct lease_table *lt;
+	unsigned int kept, expired, failed;
+};
+
+/*
+ * A lease read back: its expiry stays where it was on the wall clock,
+ * the monotonic deadline is derived from it.  A wall clock set back
+ * while the daemon was down would lengthen it: never past one ttl.
+ */
+static void keep_one(const struct lease *l, void *arg)
+{
+	struct keep_count *kc = arg;
+	uint64_t wall = api_realtime_ms(), left;
+	struct lease_slot *s;
+
+	if (l->expires_wall <= wall) {
+		kc->expired++;
+		return;
+	}
+	left = l->expires_wall - wall;
+	if (left > (uint64_t)l->ttl_s * 1000u)
+		left = (uint64_t)l->ttl_s * 1000u;
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		kc->failed++;
+		return;
+	}
+	s->lt = kc->lt;
+	s->lease = *l;
+	s->lease.expires_ms = now_ms() + left;
+	s->lease.expires_wall = wall + left;
+	arm_expiry(kc->lt, s);
+	s->next = kc->lt->slots;
+	kc->lt->slots = s;
+	kc->kept++;
+}
+
+int lease_table_keep(struct lease_table *lt, struct state_dir *sd)
+{
+	struct keep_count kc = {.lt = lt};
+	int n;
+
+	if (lt->slots)
+		return -EBUSY;
+	lt->state = sd;
+	if (!sd)
+		return 0;
+	n = lease_store_read(sd, keep_one, &kc);
+	if (n < 0)
+		return n;
+	if (n)
+		log_info("state: %u lease(s) kept from the last run, %u "
+			 "expired meanwhile%s",
+			 kc.kept, kc.expired,
+			 kc.failed ? ", some lost: out of memory" : "");
+	return kc.failed ? -ENOMEM : 0;
 }

@@ -18,6 +18,7 @@
 
 struct loop;
 struct eventbus;
+struct state_dir;
 struct lease_table;
 
 #define LEASE_ID_LEN       32
@@ -57,19 +58,36 @@ static inline uint64_t lease_deadline(uint64_t now_ms, unsigned int ttl_s)
 }
 
 /*
+ * Keep the table in sd (document "leases", lease_store.h) from now on,
+ * and take back the leases it holds that have not expired: each keeps
+ * its id, holder, priority, ttl and wall-clock expiry.  A lease of a
+ * tuner that is not there (yet) is kept like any other: tuners attach
+ * after the start, and it expires at its time if its tuner never comes.
+ * Call on an empty table.  0, -EBUSY (not empty) or -ENOMEM.
+ *
+ * From then on take, renew and release write the table before they
+ * change it and return the write's negative errno, changing nothing,
+ * when it fails.
+ */
+int lease_table_keep(struct lease_table *lt, struct state_dir *sd);
+
+/*
  * Take tuner for holder.  Returns 0 (*out: the new lease), 1 when it
  * pre-empted a lower-priority holder (*out: the new lease, *other: the
  * pre-empted one), -EBUSY when someone else holds it with a priority >=
- * priority (*other: that lease), -ENOMEM, or getrandom()'s errno.
+ * priority (*other: that lease), -ENOMEM, getrandom()'s errno, or the
+ * errno of a failed write.
  */
 int lease_acquire(struct lease_table *lt, long tuner, const char *holder,
 		  int priority, unsigned int ttl_s, struct lease *out,
 		  struct lease *other);
 /* Extend the lease with id by ttl_s (0: its own ttl).  Returns 0,
- * -ENOENT (tuner not leased), -EPERM (another id; *other: the lease). */
+ * -ENOENT (tuner not leased), -EPERM (another id; *other: the lease),
+ * or the errno of a failed write. */
 int lease_renew(struct lease_table *lt, long tuner, const char *id,
 		unsigned int ttl_s, struct lease *out, struct lease *other);
-/* Returns 0, -ENOENT (not leased), -EPERM (another id; *other). */
+/* Returns 0, -ENOENT (not leased), -EPERM (another id; *other), or the
+ * errno of a failed write. */
 int lease_release(struct lease_table *lt, long tuner, const char *id,
 		  struct lease *other);
 /* The live lease on tuner, copied into *out: 1, or 0 when none. */

@@ -221,6 +221,8 @@ void tuner_fail_requests(struct tuner *t, int inflight_err, int queued_err)
 {
 	struct tuner_req r;
 
+	if (t->answer_held)
+		tuners_saved_flush(t->d); /* its tune worked: say so */
 	tuner_complete_inflight(t, inflight_err, NULL);
 	while (queued_err && queue_pop(t, &r))
 		req_finish(&r, queued_err, NULL);
@@ -497,6 +499,7 @@ static void tuners_attach_loaded(int err, struct plugin *p, void *arg)
 	}
 	t->attach = *a;
 	t->attach.bridge[sizeof(t->attach.bridge) - 1] = '\0';
+	tuner_saved_attach(t);
 	t->info = p->info;
 	t->have_info = 1;
 	t->initial = 1;

@@ -142,5 +142,12 @@ void tuners_offline(struct daemon *d);
 void tuners_reap(struct daemon *d);
 /* Kill and reap every worker and free every tuner. */
 void tuners_shutdown(struct daemon *d);
+/* Read the params saved in d->state (tuner_saved.c): a corrupt document
+ * is set aside.  0, or -ENOMEM.  Nothing without d->state. */
+int tuners_load_saved(struct daemon *d);
+void tuners_free_saved(struct daemon *d);
+/* Write the params that are due now and answer the API tunes waiting
+ * for that write (tuner_saved.c). */
+void tuners_saved_flush(struct daemon *d);
 
 #endif /* TUNERD_TUNER_H */

@@ -42,6 +42,13 @@ struct tuner {
 
 	struct tstub_params params;
 	int have_params;
+	struct tstub_params saved_params; /* from the state directory */
+	int have_saved;                   /* ... for this very chip */
+	/* The in-flight API tune is done; its answer waits for its params
+	 * to be written (tuner_saved.c). */
+	int answer_held;
+	struct tstub_status held_status;
+	int have_held_status;
 	enum tuner_origin changed_origin;
 	char changed_by[TUNER_LABEL_LEN];
 	int64_t changed_at_ms;
@@ -104,6 +111,14 @@ int tuner_worker_spawn(struct tuner *t);
 void tuner_worker_stop(struct tuner *t, const char *why);
 void tuner_watch_begin(struct tuner *t);
 void tuner_worker_reaped(struct tuner *t, int wstatus);
+
+/* tuner_saved.c: the params kept in the state directory. */
+/* At an attach: the saved params of t, when they are this chip's. */
+void tuner_saved_attach(struct tuner *t);
+/* After a successful tune: keep t->params.  1 when the in-flight API
+ * request must be answered only by tuners_saved_flush() (set
+ * t->answer_held); 0 when it may be answered now. */
+int tuner_saved_tuned(struct tuner *t);
 
 /* tuner_report.c: what reports and ends become (counters, events). */
 struct wmsg_done;

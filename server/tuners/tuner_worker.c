@@ -73,6 +73,8 @@ tuner_worker_child(struct tuner *t, int sock, pid_t parent)
 	    .daemon_fd = sock,
 	    .restore = t->params,
 	    .have_restore = t->have_params,
+	    .saved = t->saved_params,
+	    .have_saved = t->have_saved,
 	};
 	char tag[32];
 	sigset_t none;
@@ -386,6 +388,7 @@ static void tuner_on_done(struct tuner *t, const struct wmsg_done *m)
 	const char *by = tuner_changed_by(t, m);
 	enum tuner_op op = (enum tuner_op)m->op;
 	char what[64] = "";
+	int hold = 0;
 
 	loop_del_timer(t->d->loop, t->hang_timer);
 	t->hang_timer = 0;
@@ -406,6 +409,7 @@ static void tuner_on_done(struct tuner *t, const struct wmsg_done *m)
 		t->changed_origin = (enum tuner_origin)m->origin;
 		snprintf(t->changed_by, sizeof(t->changed_by), "%s", by);
 		t->changed_at_ms = eventbus_now_ms();
+		hold = tuner_saved_tuned(t); /* durable before the answer */
 	}
 	tuner_publish_done(t, m, by);
 	if (m->error)
@@ -415,6 +419,12 @@ static void tuner_on_done(struct tuner *t, const struct wmsg_done *m)
 	if (m->have_status)
 		tuner_take_status(t, &m->status);
 	if (m->req_id && t->has_inflight && t->inflight.id == m->req_id) {
+		if (hold) { /* tuners_saved_flush() answers it */
+			t->answer_held = 1;
+			t->held_status = m->status;
+			t->have_held_status = (int)m->have_status;
+			return;
+		}
 		tuner_complete_inflight(t, m->error,
 					m->have_status ? &m->status : NULL);
 		tuner_pump(t);

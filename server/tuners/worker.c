@@ -322,25 +322,36 @@ static int worker_bind(struct worker *wk, struct tstub_params *cached)
 	return err;
 }
 
-/* After the probe: power up, then put back the params the tuner had. */
+/*
+ * After the probe: power up, then put back the params the tuner had: the
+ * daemon's (a worker restart), else the stub's (a daemon restart: the
+ * box kept them, with any local tune the daemon had not saved yet), else
+ * the ones saved in the state directory (the box restarted too).
+ */
 static void worker_restore(struct worker *wk, const struct tstub_params *cached)
 {
+	const struct worker_args *a = wk->a;
 	struct worker_cmd c = {.origin = TUNER_ORIGIN_RESTORE,
 			       .op = TUNER_OP_INIT};
-	int from_daemon = wk->a->have_restore;
+	const struct tstub_params *p = NULL;
 
 	c.deadline_ns = worker_deadline(&wk->ctx, 0);
 	worker_run(wk, &c);
 	worker_finish(wk, &c, 0);
-	if (!from_daemon && !(cached->flags & TSTUB_PARAMS_VALID))
+	if (a->have_restore)
+		p = &a->restore;
+	else if (cached->flags & TSTUB_PARAMS_VALID)
+		p = cached;
+	else if (a->have_saved)
+		p = &a->saved;
+	if (!p)
 		return;
-	c = (struct worker_cmd){.origin = TUNER_ORIGIN_RESTORE,
-				.op = TUNER_OP_TUNE};
-	c.params = from_daemon ? wk->a->restore : *cached;
+	c = (struct worker_cmd){
+	    .origin = TUNER_ORIGIN_RESTORE, .op = TUNER_OP_TUNE, .params = *p};
 	c.params.flags |= TSTUB_PARAMS_VALID;
 	c.deadline_ns = worker_deadline(&wk->ctx, 0);
 	worker_run(wk, &c);
-	worker_finish(wk, &c, from_daemon && !same_params(&c.params, cached));
+	worker_finish(wk, &c, p != cached && !same_params(&c.params, cached));
 }
 
 static int worker_poll(struct worker *wk)

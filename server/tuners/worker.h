@@ -34,7 +34,9 @@ struct worker_args {
 	int demod_status; /* the stub answers TSTUB_DEMOD_STATUS */
 	int daemon_fd;
 	struct tstub_params restore; /* the daemon's last params ... */
-	int have_restore;            /* ... if any, else the stub's */
+	int have_restore;            /* ... if any, else the stub's ... */
+	struct tstub_params saved;   /* ... if any, else these from the */
+	int have_saved;              /* state directory (tuner_saved.c) */
 };
 
 /* Runs the worker; returns its exit code. */

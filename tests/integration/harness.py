@@ -43,7 +43,8 @@ class Box:
     """A tunerd-simbox process with its sockets in a private directory."""
 
     def __init__(self, workdir, tuners="mt2060,qt1010,xc3028,mt2060",
-                 deadline_ms=3000, i2c_khz=0, settle=0.0, extra=()):
+                 deadline_ms=3000, i2c_khz=0, settle=0.0, extra=(),
+                 env_text=TEST_ENV):
         self.dir = workdir
         self.sock = os.path.join(workdir, "sim.sock")
         self.app = os.path.join(workdir, "app.sock")
@@ -53,7 +54,7 @@ class Box:
         os.makedirs(self.fw_dir, exist_ok=True)
         self.firmware = os.path.join(self.fw_dir, "xc3028-v27.fw")
         with open(self.env, "w") as f:
-            f.write(TEST_ENV)
+            f.write(env_text)
         if not os.path.exists(self.firmware):
             subprocess.run([os.path.join(BIN, "tunerd-mkfw-xc3028"),
                             self.firmware], check=True)
@@ -121,6 +122,15 @@ class Box:
         self.log.close()
 
 
+def state_dir_args(box, extra=()):
+    """--state-dir in the box's directory unless extra names one: tests run
+    as root must never share the default /var/lib/tunerd, and the daemons
+    of one box share it as the daemons of one machine would."""
+    if "--state-dir" in extra:
+        return []
+    return ["--state-dir", os.path.join(box.dir, "state")]
+
+
 class Daemon:
     """A tunerd process on a box."""
 
@@ -129,6 +139,7 @@ class Daemon:
                 "--firmware-dir", box.fw_dir]
         for d in plugin_dirs:
             args += ["--plugin-dir", d]
+        args += state_dir_args(box, extra)
         args += list(extra)
         self.logpath = os.path.join(box.dir, "tunerd-%s.txt" % name)
         self.log = open(self.logpath, "w")
@@ -149,19 +160,45 @@ class Daemon:
         self.log.close()
 
 
+class TsSource:
+    """tsgen.py serving the transport streams of a box's tuners on
+    BOX_SOCKET.ts<N>, as the simulated box's stream sockets do."""
+
+    def __init__(self, box, tuners="1,2,3,4", rate_mbps=24.0, silent=False):
+        here = os.path.dirname(os.path.abspath(__file__))
+        self.proc = subprocess.Popen(
+            ["python3", os.path.join(here, "tsgen.py"), "--socket", box.sock,
+             "--tuners", tuners, "--rate-mbps", str(rate_mbps)] +
+            (["--silent"] if silent else []),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        line = self.proc.stdout.readline()
+        if line.strip() != b"ready":
+            self.stop()
+            raise AssertionError("tsgen did not start: %r" % line)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc.stdin.close()
+        self.proc.stdout.close()
+
+
 class BoxTest(unittest.TestCase):
     """One box and one daemon per test, torn down whatever happens."""
 
     tuners = "mt2060,qt1010,xc3028,mt2060"
     deadline_ms = 3000
     box_extra = ()
+    env_text = TEST_ENV
     daemon_extra = ()
     plugin_dirs = (PLUGINS,)
 
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="tunerd-it-")
         self.box = Box(self.dir, tuners=self.tuners,
-                       deadline_ms=self.deadline_ms, extra=self.box_extra)
+                       deadline_ms=self.deadline_ms, extra=self.box_extra,
+                       env_text=self.env_text)
         self.daemons = []
         self.daemon = self.start_daemon()
 
@@ -251,14 +288,19 @@ def read_to_close(sock):
     return b"".join(chunks)
 
 
-def start_refused(box, config_path):
-    """Run a daemon on box with config_path that must refuse to start; its
-    exit status and everything it logged (stdout + stderr)."""
-    p = subprocess.run(
-        [os.path.join(BIN, "tunerd"), "--stub", "sim:" + box.sock,
-         "--plugin-dir", PLUGINS, "--listen", "127.0.0.1:%d" % free_port(),
-         "--config", config_path],
-        capture_output=True, text=True, timeout=20)
+def start_refused(box, config_path=None, extra=(), state=True, env=None):
+    """Run a daemon on box (with config_path, extra arguments, env added
+    to the environment; a --state-dir of the box's when state) that must
+    refuse to start; its exit status and everything it logged (stdout +
+    stderr)."""
+    args = [os.path.join(BIN, "tunerd"), "--stub", "sim:" + box.sock,
+            "--plugin-dir", PLUGINS, "--listen",
+            "127.0.0.1:%d" % free_port()]
+    if config_path:
+        args += ["--config", config_path]
+    args += (state_dir_args(box, extra) if state else []) + list(extra)
+    p = subprocess.run(args, capture_output=True, text=True, timeout=20,
+                       env=dict(os.environ, **(env or {})))
     return p.returncode, p.stdout + p.stderr
 
 

@@ -25,7 +25,7 @@ class Endpoints(ApiBoxTest):
         self.assertRegex(b["version"], r"^\d+\.\d+\.\d+")
         self.assertGreaterEqual(b["uptime_s"], 0)
         self.assertEqual(b["stub"], {"kind": "sim", "connected": True,
-                                     "abi": "1.0"})
+                                     "abi": "1.1"})
         self.assertEqual(b["tuners"], 4)
         self.assertGreaterEqual(b["events"]["next_seq"],
                                 b["events"]["oldest_seq"])

@@ -376,6 +376,25 @@ enum MHD_Result sse_head(struct MHD_Connection *c)
 	return ret;
 }
 
+/* The streams are full: the front's 503 (text taken). */
+static enum MHD_Result sse_full(struct MHD_Connection *c, char *text)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(
+	    strlen(text), text, MHD_RESPMEM_MUST_FREE);
+	enum MHD_Result ret;
+
+	if (!r) {
+		free(text);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+				"application/json");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+	ret = MHD_queue_response(c, MHD_HTTP_SERVICE_UNAVAILABLE, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 enum MHD_Result sse_handle(struct daemon *d, struct MHD_Connection *c,
 			   const struct auth_result *who)
 {
@@ -397,10 +416,16 @@ enum MHD_Result sse_handle(struct daemon *d, struct MHD_Connection *c,
 	st = sse_open(set, c, &e);
 	if (!st)
 		return sse_error(c, (unsigned int)e.status, &e);
+	if (http_front_stream_begin(set->front, c)) {
+		char *text = http_front_streams_full(set->front);
+
+		sse_free(st);
+		return text ? sse_full(c, text) : MHD_NO;
+	}
 	r = sse_response(st);
 	if (!r) {
 		sse_free(st);
-		return MHD_NO;
+		return MHD_NO; /* the connection closes: its class with it */
 	}
 	st->next = set->streams;
 	if (st->next)

@@ -11,7 +11,12 @@
  * lws says WRITEABLE when the socket takes it.
  *
  * The front accepted the socket and only peeked at the request head;
- * lws adopts it in HTTP mode and parses the upgrade itself.
+ * lws adopts it in HTTP mode and parses the upgrade itself.  An upgrade
+ * that libmicrohttpd read (a later request on the connection) comes with
+ * its head, which lws takes as its first read: lws 4.1's adoption with a
+ * read buffer has no opaque pointer and services that head at once, so
+ * the connection being adopted is claimed by the first callback of a
+ * wsi that has none (srv->adopting).
  *
  * Debian builds lws with LWS_WITH_EVLIB_PLUGINS: the libuv glue is a
  * plugin (package libwebsockets-evlib-uv) that lws 4.1 looks for in its
@@ -70,6 +75,8 @@ struct ws_server {
 	unsigned int nconns;
 	ws_closed_fn closed;
 	void *closed_arg;
+	struct ws_conn *adopting; /* inside an adoption with a head */
+	struct log_budget refusals;
 	unsigned char *scratch;
 	size_t scratch_cap;
 };
@@ -311,10 +318,36 @@ static int ws_confirm(struct ws_conn *c, struct lws *wsi, const char *upgrade)
 	return ret;
 }
 
+struct log_budget *ws_refusal_budget(struct lws *wsi)
+{
+	struct ws_server *srv = lws_context_user(lws_get_context(wsi));
+
+	return &srv->refusals; /* every wsi is of the server's context */
+}
+
+/* The wsi of the connection being adopted with its head, which
+ * lws_adopt_socket_vhost_readbuf() cannot name: its first callback.
+ * lws sets the wsi's opaque pointer (to NULL) after the first callbacks
+ * of the adoption, so the claim is made again when it is lost. */
+static struct ws_conn *ws_claim(struct lws *wsi)
+{
+	struct ws_server *srv = lws_context_user(lws_get_context(wsi));
+	struct ws_conn *c = srv ? srv->adopting : NULL;
+
+	if (!c || (c->wsi && c->wsi != wsi))
+		return NULL;
+	c->wsi = wsi;
+	lws_set_opaque_user_data(wsi, c);
+	return c;
+}
+
 static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		       void *user, void *in, size_t len)
 {
 	struct ws_conn *c = lws_get_opaque_user_data(wsi);
+
+	if (!c)
+		c = ws_claim(wsi);
 
 	switch (reason) {
 	case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
@@ -349,7 +382,7 @@ void ws_reply_push(struct ws_conn *c, char *text, size_t len)
 		free(text);
 }
 
-int ws_adopt(struct ws_server *srv, int fd)
+int ws_adopt(struct ws_server *srv, int fd, const char *head, size_t len)
 {
 	struct ws_conn *c = calloc(1, sizeof(*c));
 	lws_adopt_desc_t info = {0};
@@ -364,7 +397,19 @@ int ws_adopt(struct ws_server *srv, int fd)
 	info.type = LWS_ADOPT_SOCKET | LWS_ADOPT_HTTP;
 	info.fd.sockfd = fd;
 	info.opaque = c;
-	c->wsi = lws_adopt_descriptor_vhost_via_info(&info);
+	if (head) {
+		struct lws *wsi;
+
+		srv->adopting = c;
+		wsi = lws_adopt_socket_vhost_readbuf(srv->vh, fd, head, len);
+		srv->adopting = NULL;
+		if (wsi && !c->wsi && !c->destroyed) {
+			c->wsi = wsi;
+			lws_set_opaque_user_data(wsi, c);
+		}
+	} else {
+		c->wsi = lws_adopt_descriptor_vhost_via_info(&info);
+	}
 	c->adopting = 0;
 	if (c->wsi && !c->destroyed)
 		return 0; /* lws reads the waiting head from the loop */
@@ -508,6 +553,9 @@ struct ws_server *ws_server_new(struct daemon *d, ws_closed_fn closed,
 	srv->loop = d->loop;
 	srv->closed = closed;
 	srv->closed_arg = arg;
+	srv->refusals = (struct log_budget)LOG_BUDGET_INIT(
+	    "refused event streams", WS_REFUSE_LOG_MAX,
+	    WS_REFUSE_LOG_WINDOW_MS);
 	lws_set_log_level(LLL_ERR | LLL_WARN, ws_lws_log);
 	if (ws_context_start(srv) == 0)
 		return srv;

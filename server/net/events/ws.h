@@ -12,6 +12,8 @@
 #ifndef TUNERD_WS_H
 #define TUNERD_WS_H
 
+#include <stddef.h>
+
 struct daemon;
 struct ws_server;
 
@@ -27,12 +29,14 @@ typedef void (*ws_closed_fn)(void *arg, int fd);
 struct ws_server *ws_server_new(struct daemon *d, ws_closed_fn closed,
 				void *arg);
 /*
- * Serve the WebSocket upgrade request waiting (unread) on fd.  Takes
- * ownership of fd in every case: returns 0 when the connection is served
- * (closed() follows once when it ends), or a negative errno after closing
- * fd (closed() is not called).
+ * Serve the WebSocket upgrade request on fd: waiting unread in the
+ * socket (head NULL), or read already, head[0..len) (at most 8192 bytes;
+ * lws copies it).  Takes ownership of fd in every case: returns 0 when
+ * the connection is served (closed() follows once when it ends), or a
+ * negative errno after closing fd (closed() is not called; an answer
+ * lws gave, a refusal of the upgrade, went out first).
  */
-int ws_adopt(struct ws_server *srv, int fd);
+int ws_adopt(struct ws_server *srv, int fd, const char *head, size_t len);
 /* Connections that have not yet handed their last message (the stream's
  * "closed" item, or a refusal) to libwebsockets: a stop waits for these
  * to reach zero before it tears the server down. */

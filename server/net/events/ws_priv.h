@@ -54,6 +54,12 @@ struct ws_conn {
 	struct ws_conn *prev, *next;
 };
 
+/* The log budget of the server serving wsi for its refused upgrades
+ * (WS_REFUSE_LOG_MAX lines per WS_REFUSE_LOG_WINDOW_MS). */
+#define WS_REFUSE_LOG_MAX       20
+#define WS_REFUSE_LOG_WINDOW_MS 10000
+struct log_budget *ws_refusal_budget(struct lws *wsi);
+
 /* LWS_CALLBACK_HTTP_CONFIRM_UPGRADE (ws_request.c): check the path, the
  * token and the query (upgrade: the protocol asked for); 0 lets the upgrade go on, else the connection was
  * refused (> 0: an HTTP error answer went out). */

@@ -34,49 +34,7 @@ struct ws_pending {
 	struct ws_pending *prev, *next;
 };
 
-/* Refused upgrades logged per window; the rest are counted and told in
- * one line when the next refusal after the window comes. */
-#define WS_REFUSE_LOG_MAX       20
-#define WS_REFUSE_LOG_WINDOW_MS 10000
-
 /* ---- the upgrade ---- */
-
-/*
- * Anyone can send upgrades that are refused (no token needed for that),
- * so one line each would let an outsider fill the disk and drown the
- * lines that matter.  The budget is process-wide because the log is.
- * Trade-off: the count of the last window's unlogged refusals waits for
- * the next refusal, as no timer is kept for it.
- */
-static void ws_refuse_log(unsigned int status, const char *code,
-			  const char *message)
-{
-	static uint64_t window_start;
-	static unsigned int logged;
-	static unsigned long unlogged;
-	uint64_t now = loop_now_ms();
-
-	if (!window_start || now - window_start >= WS_REFUSE_LOG_WINDOW_MS) {
-		if (unlogged)
-			log_info("ws: %lu more refused event stream(s) not "
-				 "logged",
-				 unlogged);
-		window_start = now ? now : 1;
-		logged = 0;
-		unlogged = 0;
-	}
-	if (logged >= WS_REFUSE_LOG_MAX) {
-		unlogged++;
-		return;
-	}
-	if (++logged == WS_REFUSE_LOG_MAX)
-		log_info("ws: refused an event stream: %u %s: %s (further "
-			 "refusals for %d s are only counted)",
-			 status, code, message, WS_REFUSE_LOG_WINDOW_MS / 1000);
-	else
-		log_info("ws: refused an event stream: %u %s: %s", status, code,
-			 message);
-}
 
 int ws_refuse(struct lws *wsi, unsigned int status, const char *code,
 	      const char *message, json_t *details, int www_auth)
@@ -89,7 +47,10 @@ int ws_refuse(struct lws *wsi, unsigned int status, const char *code,
 	char *text =
 	    event_stream_dump(api_error_json(code, message, details), &len);
 
-	ws_refuse_log(status, code, message);
+	/* Anyone can have upgrades refused: within the server's budget. */
+	log_limited(ws_refusal_budget(wsi), loop_now_ms(), LL_INFO,
+		    "ws: refused an event stream: %u %s: %s", status, code,
+		    message);
 	if (!text || len > sizeof(body) - LWS_PRE) {
 		free(text);
 		return -1;

@@ -9,21 +9,20 @@
  *
  * The connection count: an MHD connection counts from its STARTED to its
  * CLOSED notification, which also ends its address's entry (the front
- * listed it at the accept).  The front also knows which connections have a
+ * listed it at the accept), as a request/response connection or, while
+ * it serves Server-Sent Events, as a stream.  The front also knows which connections have a
  * request in flight (from the request line to its completion), so that
  * a stop can wait for the last answers.
  */
 #include <errno.h>
 #include <microhttpd.h>
 #include <stdarg.h>
+#include <stdint.h>
 
 #include "http_front_priv.h"
 #include "log.h"
 #include "loop.h"
 #include "rest.h"
-
-/* MHD's per-connection pointer: is a request in flight? */
-#define REQ_IN_FLIGHT ((void *)1)
 
 static long mhd_timer_fn(struct loop *l, uint64_t id, void *arg);
 
@@ -91,7 +90,7 @@ void http_front_kick(struct http_front *f)
 		front_mhd_run(f);
 }
 
-static int mhd_conn_fd(struct MHD_Connection *c)
+int front_mhd_conn_fd(struct MHD_Connection *c)
 {
 	const union MHD_ConnectionInfo *ci =
 	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
@@ -99,56 +98,80 @@ static int mhd_conn_fd(struct MHD_Connection *c)
 	return ci ? ci->connect_fd : -1;
 }
 
-/* An MHD connection counts from STARTED to CLOSED (MHD reports CLOSED
- * also when it could not take a connection after STARTED). */
-static void mhd_notify(void *cls, struct MHD_Connection *c, void **socket_ctx,
-		       enum MHD_ConnectionNotificationCode toe)
-{
-	struct http_front *f = cls;
-
-	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-		f->conns++;
-		return;
-	}
-	if (*socket_ctx == REQ_IN_FLIGHT)
-		f->busy_reqs--;
-	*socket_ctx = NULL;
-	f->conns--;
-	front_peer_del(f, mhd_conn_fd(c));
-}
-
-static void **mhd_socket_ctx(struct MHD_Connection *c)
+/* MHD 0.9.75 answers MHD_CONNECTION_INFO_SOCKET_CONTEXT with the address
+ * of the connection's socket context itself (the union's member is its
+ * value): that address is the context to write. */
+void **front_mhd_socket_ctx(struct MHD_Connection *c)
 {
 	const union MHD_ConnectionInfo *ci =
 	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 
-	return ci ? ci->socket_context : NULL;
+	return ci ? (void **)&ci->socket_context : NULL;
+}
+
+static uintptr_t flags_of(void **sc)
+{
+	return sc ? (uintptr_t)*sc : 0;
+}
+
+static void flags_set(void **sc, uintptr_t flags)
+{
+	if (sc)
+		*sc = (void *)flags;
+}
+
+/* An MHD connection counts from STARTED to CLOSED (MHD reports CLOSED
+ * also when it could not take a connection after STARTED), in its class;
+ * one moved to the WebSocket server is counted there from the move. */
+static void mhd_notify(void *cls, struct MHD_Connection *c, void **socket_ctx,
+		       enum MHD_ConnectionNotificationCode toe)
+{
+	struct http_front *f = cls;
+	uintptr_t flags = flags_of(socket_ctx);
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		f->conns[FRONT_REQUESTS]++;
+		return;
+	}
+	flags_set(socket_ctx, 0);
+	if (flags & MHD_CONN_MOVED)
+		return;
+	if (flags & MHD_CONN_IN_FLIGHT)
+		f->busy_reqs--;
+	front_conn_gone(
+	    f, (flags & MHD_CONN_STREAM) ? FRONT_STREAMS : FRONT_REQUESTS,
+	    front_mhd_conn_fd(c));
 }
 
 /* A request line was read: a request is in flight until completed. */
 static void *mhd_uri(void *cls, const char *uri, struct MHD_Connection *c)
 {
 	struct http_front *f = cls;
-	void **sc = mhd_socket_ctx(c);
+	void **sc = front_mhd_socket_ctx(c);
+	uintptr_t flags = flags_of(sc);
 
-	if (sc && *sc != REQ_IN_FLIGHT) {
-		*sc = REQ_IN_FLIGHT;
+	if (sc && !(flags & MHD_CONN_IN_FLIGHT)) {
+		flags_set(sc, flags | MHD_CONN_IN_FLIGHT);
 		f->busy_reqs++;
 	}
 	return rest_uri_log(f->net, uri, c);
 }
 
+/* A request ended.  An event stream that ended on a connection kept
+ * alive makes it a request/response connection again. */
 static void mhd_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 			  enum MHD_RequestTerminationCode toe)
 {
 	struct http_front *f = cls;
-	void **sc = mhd_socket_ctx(c);
+	void **sc = front_mhd_socket_ctx(c);
+	uintptr_t flags = flags_of(sc);
 
 	rest_request_completed(f->net, c, req_cls, toe);
-	if (sc && *sc == REQ_IN_FLIGHT) {
-		*sc = NULL;
+	if (flags & MHD_CONN_IN_FLIGHT)
 		f->busy_reqs--;
-	}
+	if (flags & MHD_CONN_STREAM)
+		front_to_requests(f);
+	flags_set(sc, flags & MHD_CONN_MOVED);
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
@@ -161,12 +184,18 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 int front_mhd_start(struct http_front *f)
 {
 	const union MHD_DaemonInfo *info;
+	/* MHD_USE_TURBO: MHD closes a connection without shutdown(), so
+	 * that one moved to the WebSocket server (its fd dup'ed, see
+	 * front_upgrade.c) lives on when MHD closes its copy.  It also makes
+	 * MHD try a read or write before waiting for readiness. */
 	unsigned int flags = MHD_USE_NO_LISTEN_SOCKET | MHD_USE_EPOLL |
-			     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+			     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
+			     MHD_USE_TURBO;
 
 	f->mhd = MHD_start_daemon(
 	    flags, 0, NULL, NULL, rest_access_handler, f->net,
-	    MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTP_FRONT_MAX_CONNS + 8,
+	    MHD_OPTION_CONNECTION_LIMIT,
+	    f->max[FRONT_REQUESTS] + f->max[FRONT_STREAMS] + 8,
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_FRONT_CONN_MEMORY,
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTP_FRONT_IDLE_S,
 	    MHD_OPTION_NOTIFY_COMPLETED, mhd_completed, f,

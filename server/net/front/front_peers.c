@@ -6,13 +6,14 @@
  *
  * Loopback clients are not listed: they are the box's own admin (and
  * any local proxy, which carries many clients on one address), so they
- * are bounded only by HTTP_FRONT_MAX_CONNS, of which the last
- * HTTP_FRONT_LOOPBACK_RESERVE slots are theirs alone.  Everyone else
- * gets HTTP_FRONT_PER_ADDR connections per address.
+ * are bounded only by the class caps, of which the last
+ * HTTP_FRONT_LOOPBACK_RESERVE request slots are theirs alone.  Everyone
+ * else gets HTTP_FRONT_PER_ADDR connections per address.
  *
- * A flat array scanned in full: it never holds more than
- * HTTP_FRONT_MAX_CONNS entries (256 x 20 bytes), and one scan per accept
- * or close costs less than keeping a hash table right.
+ * A flat array scanned in full: it never holds more entries than both
+ * class caps together (2,304 x 20 bytes by default), and one scan of
+ * that per accept or close costs microseconds, less than keeping a hash
+ * table right.
  */
 #include <netinet/in.h>
 #include <string.h>
@@ -49,7 +50,7 @@ unsigned int front_peer_count(const struct http_front *f,
 
 void front_peer_add(struct http_front *f, int fd, const unsigned char addr[16])
 {
-	if (f->npeers >= HTTP_FRONT_MAX_CONNS)
+	if (f->npeers >= f->max[FRONT_REQUESTS] + f->max[FRONT_STREAMS])
 		return; /* cannot happen: the caps admit fewer */
 	f->peers[f->npeers].fd = fd;
 	memcpy(f->peers[f->npeers].addr, addr, 16);
@@ -62,6 +63,15 @@ void front_peer_del(struct http_front *f, int fd)
 	for (unsigned int i = 0; i < f->npeers; i++)
 		if (f->peers[i].fd == fd) {
 			f->peers[i] = f->peers[--f->npeers];
+			return;
+		}
+}
+
+void front_peer_move(struct http_front *f, int fd, int to)
+{
+	for (unsigned int i = 0; i < f->npeers; i++)
+		if (f->peers[i].fd == fd) {
+			f->peers[i].fd = to;
 			return;
 		}
 }

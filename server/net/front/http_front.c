@@ -22,13 +22,16 @@
  * one byte every few seconds would hold its slot for ever (slowloris).
  * MHD's timeout still closes kept-alive connections left idle.
  *
- * Admission (front_peers.c): HTTP_FRONT_MAX_CONNS in all, at most
- * HTTP_FRONT_PER_ADDR per non-loopback address, and the last
- * HTTP_FRONT_LOOPBACK_RESERVE slots for loopback clients only.
+ * Admission (front_classes.c, front_peers.c): a cap per connection
+ * class, at most HTTP_FRONT_PER_ADDR per non-loopback address, and the
+ * last HTTP_FRONT_LOOPBACK_RESERVE request slots for loopback clients
+ * only.  Only the first head is peeked at: a later upgrade on the
+ * connection comes back from libmicrohttpd (front_upgrade.c).
  *
- * One connection count, here: a connection counts from its accept while
- * it is peeked at, then from libmicrohttpd's STARTED to its CLOSED
- * notification, or until the WebSocket server reports it closed.
+ * The connection counts, here: a connection counts as a request from its
+ * accept while it is peeked at, then from libmicrohttpd's STARTED to its
+ * CLOSED notification (as a stream while it serves SSE), or as a stream
+ * from its hand-over until the WebSocket server reports it closed.
  *
  * Stopping: closing the listener is the quiesce (MHD has no listening
  * socket, so MHD_quiesce_daemon() has nothing to do).  The waiting
@@ -56,6 +59,7 @@
 #include <unistd.h>
 
 #include "http_front_priv.h"
+#include "json_api.h"
 #include "log.h"
 #include "loop.h"
 #include "net_api.h"
@@ -84,23 +88,6 @@ struct pending {
 	struct pending *prev, *next;
 };
 
-static const char refusal_head[] = "HTTP/1.1 503 Service Unavailable\r\n"
-				   "Content-Type: application/json\r\n"
-				   "Connection: close\r\n"
-				   "Retry-After: 1\r\n"
-				   "Content-Length: %zu\r\n\r\n%s";
-
-static const char full_body[] =
-    "{\"error\":{\"code\":\"unavailable\",\"message\":\"too many "
-    "connections: try again later\",\"details\":{\"max_connections\":"
-    "256}}}\n";
-static const char per_addr_body[] =
-    "{\"error\":{\"code\":\"unavailable\",\"message\":\"too many "
-    "connections from this address: try again later\",\"details\":{"
-    "\"max_connections_per_address\":32}}}\n";
-_Static_assert(HTTP_FRONT_MAX_CONNS == 256 && HTTP_FRONT_PER_ADDR == 32,
-	       "the refusal bodies name the caps");
-
 /* ---- peeking at new connections ---- */
 
 static void pending_unlink(struct http_front *f, struct pending *p)
@@ -116,19 +103,12 @@ static void pending_unlink(struct http_front *f, struct pending *p)
 		f->refusing--;
 }
 
-/* An admitted connection closed: its slots are free. */
-static void conn_gone(struct http_front *f, int fd)
-{
-	f->conns--;
-	front_peer_del(f, fd);
-}
-
 /* Drop a pending connection that goes nowhere. */
 static void pending_close(struct http_front *f, struct pending *p)
 {
 	pending_unlink(f, p);
 	if (!p->refuse)
-		conn_gone(f, p->fd);
+		front_conn_gone(f, FRONT_REQUESTS, p->fd);
 	close(p->fd);
 	free(p);
 }
@@ -136,22 +116,23 @@ static void pending_close(struct http_front *f, struct pending *p)
 /* Answer a connection over the cap: take its head, say why, close. */
 static void refuse(struct http_front *f, struct pending *p)
 {
-	const char *body = p->refuse == REFUSE_ADDR ? per_addr_body : full_body;
 	char sink[HTTP_FRONT_PEEK_MAX];
 	ssize_t n;
 
 	n = recv(p->fd, sink, sizeof(sink), MSG_DONTWAIT);
 	(void)n;
-	n = snprintf(sink, sizeof(sink), refusal_head, strlen(body), body);
-	n = send(p->fd, sink, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
-	(void)n;
-	shutdown(p->fd, SHUT_WR);
+	front_send_refusal(p->fd, p->refuse == REFUSE_ADDR
+				      ? front_per_addr_body()
+				      : front_full_body(f, FRONT_REQUESTS));
 	pending_close(f, p);
 }
 
-/* Does the request head carry "Upgrade: websocket"?  Only the header
- * names and this one value are looked at; libmicrohttpd and
- * libwebsockets parse the request for real. */
+/* Does the request head head[0..len) (the first request's only: what
+ * follows it on the connection is libmicrohttpd's to read, and an
+ * upgrade there reaches the WebSocket server through it, see
+ * front_upgrade.c) carry "Upgrade: websocket"?  Only the header names
+ * and this one value are looked at; libmicrohttpd and libwebsockets
+ * parse the request for real. */
 static int head_wants_websocket(const char *head, size_t len)
 {
 	const char *p = memchr(head, '\n', len), *end = head + len;
@@ -174,7 +155,20 @@ static int head_wants_websocket(const char *head, size_t len)
 /* The WebSocket server closed a connection it adopted. */
 static void ws_conn_closed(void *arg, int fd)
 {
-	conn_gone(arg, fd);
+	front_conn_gone(arg, FRONT_STREAMS, fd);
+}
+
+/* The streams are full: p (unlinked) gets the 503 and is closed. */
+static void recv_head_and_refuse(struct http_front *f, struct pending *p)
+{
+	char sink[HTTP_FRONT_PEEK_MAX];
+	ssize_t n = recv(p->fd, sink, sizeof(sink), MSG_DONTWAIT);
+
+	(void)n;
+	front_send_refusal(p->fd, front_full_body(f, FRONT_STREAMS));
+	front_conn_gone(f, FRONT_REQUESTS, p->fd);
+	close(p->fd);
+	free(p);
 }
 
 /* The pending connection's slot goes with it: to the WebSocket server,
@@ -185,13 +179,17 @@ static void hand_over(struct http_front *f, struct pending *p, int ws)
 	int fd = p->fd;
 
 	pending_unlink(f, p);
+	if (ws && front_to_stream(f)) {
+		recv_head_and_refuse(f, p);
+		return;
+	}
 	if (ws) {
-		if (ws_adopt(f->ws, fd) < 0)
-			conn_gone(f, fd);
+		if (ws_adopt(f->ws, fd, NULL, 0) < 0)
+			front_conn_gone(f, FRONT_STREAMS, fd);
 		free(p);
 		return;
 	}
-	f->conns--;
+	f->conns[FRONT_REQUESTS]--;
 	if (MHD_add_connection(f->mhd, fd, (struct sockaddr *)&p->peer,
 			       p->peer_len) == MHD_YES) {
 		front_mhd_run(f);
@@ -242,7 +240,9 @@ static void pending_check(struct http_front *f, struct pending *p, int late)
 		pending_close(f, p);
 		return;
 	}
-	hand_over(f, p, head_wants_websocket(head, (size_t)n));
+	hand_over(
+	    f, p,
+	    head_wants_websocket(head, end ? (size_t)(end - head) : (size_t)n));
 }
 
 static void peek_ready(struct loop *l, int fd, unsigned int events, void *arg)
@@ -283,11 +283,13 @@ static long sweep_fn(struct loop *l, uint64_t id, void *arg)
 static int admission(const struct http_front *f, int loopback,
 		     const unsigned char addr[16])
 {
-	if (f->conns >= HTTP_FRONT_MAX_CONNS)
+	unsigned int max = f->max[FRONT_REQUESTS];
+
+	if (f->conns[FRONT_REQUESTS] >= max)
 		return REFUSE_FULL;
 	if (loopback)
 		return ADMIT;
-	if (f->conns >= HTTP_FRONT_MAX_CONNS - HTTP_FRONT_LOOPBACK_RESERVE)
+	if (f->conns[FRONT_REQUESTS] + HTTP_FRONT_LOOPBACK_RESERVE >= max)
 		return REFUSE_FULL;
 	if (front_peer_count(f, addr) >= HTTP_FRONT_PER_ADDR)
 		return REFUSE_ADDR;
@@ -328,7 +330,7 @@ static void track(struct http_front *f, int fd, const struct sockaddr *peer,
 	if (over_cap) {
 		f->refusing++;
 	} else {
-		f->conns++;
+		f->conns[FRONT_REQUESTS]++;
 		if (!loopback)
 			front_peer_add(f, fd, addr);
 	}
@@ -447,9 +449,18 @@ struct http_front *http_front_start(struct net_api *net, const char *spec)
 	f->net = net;
 	f->loop = net->loop;
 	f->mhd_ep = -1;
+	f->listen_fd = -1;
+	f->peek_ep = -1;
 	f->head_ms = net->head_timeout_ms > 0
 			 ? (unsigned int)net->head_timeout_ms
 			 : HTTP_FRONT_HEAD_S * 1000;
+	f->max[FRONT_REQUESTS] = net_api_max_conns(net, 0);
+	f->max[FRONT_STREAMS] = net_api_max_conns(net, 1);
+	f->peers = calloc(f->max[FRONT_REQUESTS] + f->max[FRONT_STREAMS],
+			  sizeof(*f->peers));
+	if (!f->peers)
+		goto err;
+	front_raise_nofile(f);
 	f->peek_ep = epoll_create1(EPOLL_CLOEXEC);
 	f->listen_fd = listen_socket(spec, &f->port);
 	if (f->listen_fd < 0) {
@@ -543,6 +554,7 @@ void http_front_stop(struct http_front *f)
 	front_mhd_stop(f);
 	ws_server_free(f->ws);
 	sse_set_free(f->sse);
+	free(f->peers);
 	free(f);
 }
 
@@ -553,7 +565,7 @@ int http_front_port(const struct http_front *f)
 
 unsigned int http_front_conns(const struct http_front *f)
 {
-	return f ? f->conns : 0;
+	return f ? f->conns[FRONT_REQUESTS] + f->conns[FRONT_STREAMS] : 0;
 }
 
 struct sse_set *http_front_sse(const struct http_front *f)

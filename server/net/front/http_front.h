@@ -10,9 +10,14 @@
  *  - anything else -> libmicrohttpd (REST, static files, and
  *    GET /api/v1/events as Server-Sent Events through sse_handle()).
  *
- * Every connection counts against one cap (HTTP_FRONT_MAX_CONNS) whoever
- * serves it, counted here only.  The front owns the WebSocket server and
- * the SSE streams, and runs both, and MHD, on the daemon's loop.
+ * An upgrade in a later head on the connection (libmicrohttpd read it)
+ * comes back through the REST handler to http_front_upgrade().
+ *
+ * Connections are counted here only, in two classes with a cap each
+ * (front_classes.c): request/response connections (every connection
+ * until its head is read) and event streams (WebSocket and SSE).  The
+ * front owns the WebSocket server and the SSE streams, and runs both,
+ * and MHD, on the daemon's loop.
  */
 #ifndef TUNERD_HTTP_FRONT_H
 #define TUNERD_HTTP_FRONT_H
@@ -20,13 +25,20 @@
 #include <stdint.h>
 
 struct http_front;
+struct MHD_Connection;
 struct net_api;
 struct sse_set;
 
-#define HTTP_FRONT_MAX_CONNS 256
+/* The caps of the two classes by default (--max-request-conns,
+ * --max-stream-conns, or the config file's max_request_connections and
+ * max_stream_connections). */
+#define HTTP_FRONT_MAX_REQUESTS 256
+#define HTTP_FRONT_MAX_STREAMS  2048
+/* The largest cap either class may be given. */
+#define HTTP_FRONT_CLASS_MAX 65536
 /* A non-loopback address holds at most this many connections, and all
- * of them together leave the last HTTP_FRONT_LOOPBACK_RESERVE slots to
- * loopback clients: the box's admin always gets in. */
+ * of them together leave the last HTTP_FRONT_LOOPBACK_RESERVE request
+ * slots to loopback clients: the box's admin always gets in. */
 #define HTTP_FRONT_PER_ADDR         32
 #define HTTP_FRONT_LOOPBACK_RESERVE 16
 /* A connection's whole request head must arrive within this long
@@ -70,6 +82,23 @@ void http_front_kick(struct http_front *f);
 /* Run libmicrohttpd from the loop, right after the current callback:
  * several resumes then cost one run. */
 void http_front_kick_soon(struct http_front *f);
+
+/*
+ * The WebSocket upgrade MHD read on c (not its first head): target is
+ * the request target as the client sent it, version MHD's.  0: the
+ * connection moved to the WebSocket server, which answers it, and the
+ * handler must return MHD_NO so that MHD lets go of it silently;
+ * -EBUSY: the streams are full (answer http_front_streams_full()'s 503);
+ * -E2BIG: the head is over HTTP_FRONT_PEEK_MAX (431); another negative
+ * errno: it could not move (503).
+ */
+int http_front_upgrade(struct http_front *f, struct MHD_Connection *c,
+		       const char *target, const char *version);
+/* An SSE stream begins on c: 0, or -EBUSY when the streams are full.
+ * Its end (the request's completion) makes c a request again. */
+int http_front_stream_begin(struct http_front *f, struct MHD_Connection *c);
+/* The 503 body for full streams (malloc'ed JSON text, or NULL). */
+char *http_front_streams_full(const struct http_front *f);
 
 /* The SSE streams served through this front (sse_stream.h). */
 struct sse_set *http_front_sse(const struct http_front *f);

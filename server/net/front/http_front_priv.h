@@ -11,6 +11,7 @@
 
 #include "http_front.h"
 
+struct MHD_Connection;
 struct MHD_Daemon;
 struct loop;
 struct pending;
@@ -18,6 +19,10 @@ struct sse_set;
 struct ws_server;
 
 /* An open connection from a non-loopback address (front_peers.c). */
+/* Connection classes: each has its own cap, so that event streams can
+ * never take the slots commands need. */
+enum front_class { FRONT_REQUESTS, FRONT_STREAMS, FRONT_CLASSES };
+
 struct front_peer {
 	int fd;
 	unsigned char addr[16]; /* IPv6, or IPv4 as v4-mapped */
@@ -40,10 +45,24 @@ struct http_front {
 	unsigned int busy_reqs; /* MHD requests begun and not completed */
 	struct ws_server *ws;   /* the WebSocket upgrades */
 	struct sse_set *sse;    /* the Server-Sent Events streams */
-	unsigned int conns;     /* pending + MHD + WebSocket */
-	unsigned int head_ms;   /* the whole request head's deadline */
-	struct front_peer peers[HTTP_FRONT_MAX_CONNS];
-	unsigned int npeers; /* non-loopback connections open */
+	/* Open connections by class (FRONT_REQUESTS: peeking and HTTP
+	 * request/response; FRONT_STREAMS: WebSocket and SSE) and each
+	 * class's cap. */
+	unsigned int conns[FRONT_CLASSES];
+	unsigned int max[FRONT_CLASSES];
+	unsigned int head_ms;     /* the whole request head's deadline */
+	struct front_peer *peers; /* max[0] + max[1] entries */
+	unsigned int npeers;      /* non-loopback connections open */
+};
+
+/* What the front knows of an MHD connection, kept as its socket
+ * context: a request in flight, serving an event stream (SSE), or moved
+ * to the WebSocket server (MHD's copy of the fd is then closed silently,
+ * the connection lives on). */
+enum {
+	MHD_CONN_IN_FLIGHT = 1,
+	MHD_CONN_STREAM = 2,
+	MHD_CONN_MOVED = 4,
 };
 
 struct sockaddr;
@@ -56,6 +75,28 @@ unsigned int front_peer_count(const struct http_front *f,
 void front_peer_add(struct http_front *f, int fd, const unsigned char addr[16]);
 /* Forget fd's entry (a no-op when it has none). */
 void front_peer_del(struct http_front *f, int fd);
+/* The connection listed as fd goes on as to (a dup of it). */
+void front_peer_move(struct http_front *f, int fd, int to);
+
+/* An admitted connection of class cls closed: its slots are free. */
+void front_conn_gone(struct http_front *f, enum front_class cls, int fd);
+/* Move a connection to the stream class once its head shows it is one:
+ * 0, or -EBUSY when the streams are full (it stays a request). */
+int front_to_stream(struct http_front *f);
+/* An event stream ended on a connection that stays open. */
+void front_to_requests(struct http_front *f);
+/* The API's 503 for a full class, or for an address at its cap, as a
+ * JSON text (malloc'ed) or NULL. */
+char *front_full_body(const struct http_front *f, enum front_class cls);
+char *front_per_addr_body(void);
+/* Send a 503 with body (taken; NULL: nothing) and shut fd for writing. */
+void front_send_refusal(int fd, char *body);
+/* Raise the open files limit for the caps (logged). */
+void front_raise_nofile(const struct http_front *f);
+
+/* The MHD connection of fd flags (MHD_CONN_*), or NULL. */
+void **front_mhd_socket_ctx(struct MHD_Connection *c);
+int front_mhd_conn_fd(struct MHD_Connection *c);
 
 /* Start MHD on the loop (its epoll fd watched, its timeout on a loop
  * timer).  0 or -1 (logged). */

@@ -19,6 +19,7 @@
 #include "lease.h"
 #include "log.h"
 #include "rest.h"
+#include "stream.h"
 
 struct net_api *net_api_of(const struct daemon *d)
 {
@@ -67,6 +68,13 @@ const struct api_option api_options[] = {
     {"head-timeout-ms", 1, "MS",
      "a connection's whole request head must come within MS (default "
      "10000)"},
+    {"max-request-conns", 1, "N",
+     "request/response connections open at once (default 256)"},
+    {"max-stream-conns", 1, "N",
+     "event streams (WebSocket and SSE) open at once (default 2048)"},
+    {"stream-delivery", 1, "direct|mhd",
+     "streams written by the daemon on the socket (default) or through "
+     "libmicrohttpd's content callback"},
     {NULL, 0, NULL, NULL},
 };
 
@@ -80,6 +88,7 @@ static struct net_api *net_get(struct daemon *d)
 	if (!net)
 		return NULL;
 	api_config_init(&net->cfg);
+	net->stream_direct = 1;
 	net->d = d;
 	net->status_interval_cli = -1;
 	d->api = net;
@@ -124,6 +133,9 @@ static int load_config(struct net_api *net, const char *path)
 	ret = apply_name(net, net->cfg.name);
 	if (ret)
 		return ret;
+	/* main() opens it after the options: --state-dir still wins. */
+	snprintf(net->d->state_dir_config, sizeof(net->d->state_dir_config),
+		 "%s", net->cfg.state_dir ? net->cfg.state_dir : "");
 	log_loaded(net, "loaded");
 	return 0;
 }
@@ -176,6 +188,14 @@ int api_reload(struct daemon *d)
 		net->retired[net->nretired - 1].status_interval_ms)
 		log_warn("config: status_interval_ms applies at the next "
 			 "start");
+	if (net->cfg.max_request_connections !=
+		net->retired[net->nretired - 1].max_request_connections ||
+	    net->cfg.max_stream_connections !=
+		net->retired[net->nretired - 1].max_stream_connections)
+		log_warn("config: the connection caps apply at the next start");
+	if (strcmp(net->cfg.state_dir ? net->cfg.state_dir : "",
+		   d->state_dir_config))
+		log_warn("config: state_dir applies at the next start");
 	log_loaded(net, "reloaded");
 	return 0;
 }
@@ -194,6 +214,15 @@ static int set_option(struct net_api *net, const char *name, const char *value)
 		return load_config(net, value);
 	if (!strcmp(name, "web-root"))
 		return set_web_root(net, value);
+	if (!strcmp(name, "stream-delivery")) {
+		if (strcmp(value, "direct") && strcmp(value, "mhd")) {
+			log_err("--stream-delivery: direct or mhd, not %s",
+				value);
+			return -EINVAL;
+		}
+		net->stream_direct = !strcmp(value, "direct");
+		return 0;
+	}
 	if (!strcmp(name, "status-interval-ms") ||
 	    !strcmp(name, "head-timeout-ms")) {
 		int head = name[0] == 'h';
@@ -205,6 +234,19 @@ static int set_option(struct net_api *net, const char *name, const char *value)
 			return -EINVAL;
 		}
 		*(head ? &net->head_timeout_ms : &net->status_interval_cli) = v;
+		return 0;
+	}
+	if (!strcmp(name, "max-request-conns") ||
+	    !strcmp(name, "max-stream-conns")) {
+		errno = 0;
+		v = strtol(value, &end, 10);
+		if (errno || !*value || *end || v < 1 || v > API_CONNS_MAX) {
+			log_err("--%s: 1..%d, not %s", name, API_CONNS_MAX,
+				value);
+			return -EINVAL;
+		}
+		*(name[4] == 'r' ? &net->max_request_conns
+				 : &net->max_stream_conns) = v;
 		return 0;
 	}
 	log_err("unknown network option --%s", name);
@@ -231,6 +273,19 @@ int api_option(struct daemon *d, const char *name, const char *value)
 	return ret;
 }
 
+unsigned int net_api_max_conns(const struct net_api *net, int streams)
+{
+	long cli = streams ? net->max_stream_conns : net->max_request_conns;
+	long file = streams ? net->cfg.max_stream_connections
+			    : net->cfg.max_request_connections;
+
+	if (cli > 0)
+		return (unsigned int)cli;
+	if (file > 0)
+		return (unsigned int)file;
+	return streams ? HTTP_FRONT_MAX_STREAMS : HTTP_FRONT_MAX_REQUESTS;
+}
+
 long net_api_status_interval_ms(const struct daemon *d)
 {
 	const struct net_api *net = net_api_of(d);
@@ -253,9 +308,11 @@ int api_start(struct daemon *d)
 	net->events = d->events;
 	net->started_ms = api_realtime_ms();
 	net->leases = lease_table_new(d->loop, d->events);
-	if (net->leases)
+	if (net->leases && lease_table_keep(net->leases, d->state) == 0)
 		net->commands = command_service_new(d, net->leases);
-	if (!net->commands)
+	if (net->commands)
+		net->streams = stream_hub_new(d);
+	if (!net->streams)
 		goto fail;
 	errno = 0;
 	net->front = http_front_start(net, net->listen);
@@ -278,10 +335,16 @@ void api_stop(struct daemon *d)
 	 * event stream) is answered 503 at once: MHD must not stop with a
 	 * suspended connection. */
 	net->stopping = 1;
+	/* Every stream ends (daemon_stopping) and is resumed to say so
+	 * before MHD stops; first, so that the event streams still carry
+	 * their stream.stop events. */
+	stream_hub_stop(net->streams);
 	if (net->front)
 		event_streams_stop(d);
 	http_front_stop(net->front);
 	net->front = NULL;
+	stream_hub_free(net->streams);
+	net->streams = NULL;
 	rest_cache_free(net);
 	command_service_free(net->commands);
 	lease_table_free(net->leases);

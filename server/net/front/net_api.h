@@ -20,6 +20,7 @@ struct http_front;
 struct rest_req;
 struct tuner_text;
 struct status_text;
+struct stream_hub;
 
 struct net_api {
 	struct daemon *d;
@@ -29,11 +30,15 @@ struct net_api {
 	struct lease_table *leases;
 	struct command_service *commands; /* every transport's commands */
 	struct http_front *front;
+	struct stream_hub *streams; /* the tuners' transport streams */
+	int stream_direct;          /* --stream-delivery direct (else mhd) */
 	char *listen;               /* --listen, or NULL */
 	char *config_path;          /* --config, or NULL */
 	struct api_config *retired; /* configs replaced by a reload */
 	size_t nretired;
 	long head_timeout_ms;     /* --head-timeout-ms; 0: HTTP_FRONT_HEAD_S */
+	long max_request_conns;   /* --max-request-conns; 0: not given */
+	long max_stream_conns;    /* --max-stream-conns; 0: not given */
 	char *web_root;           /* realpath of --web-root, or NULL */
 	long status_interval_cli; /* -1: not given */
 	int stopping;             /* api_stop() began: no new work */
@@ -45,7 +50,8 @@ struct net_api {
 
 /*
  * The hooks main() calls (daemon.h): api_options[] lists --listen,
- * --config, --web-root, --status-interval-ms and --head-timeout-ms; api_option() takes each
+ * --config, --web-root, --status-interval-ms, --head-timeout-ms,
+ * --max-request-conns and --max-stream-conns; api_option() takes each
  * (a broken config file stops the daemon with a clear message; its
  * "name" replaces d->name); api_start() serves on --listen (nothing
  * without it); api_stop() stops and frees everything.
@@ -55,6 +61,11 @@ struct net_api {
 /* The tuner.status sampling period: --status-interval-ms, else the config
  * file's status_interval_ms, else 1000.  0 = off. */
 long net_api_status_interval_ms(const struct daemon *d);
+
+/* The cap of a connection class (streams: 1 for event streams, 0 for
+ * request/response): the command line's, else the config file's, else
+ * the default (http_front.h).  Read at start. */
+unsigned int net_api_max_conns(const struct net_api *net, int streams);
 
 /* The API state of d, or NULL when none was configured. */
 struct net_api *net_api_of(const struct daemon *d);

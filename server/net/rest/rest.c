@@ -36,6 +36,15 @@ void *rest_uri_log(void *cls, const char *uri, struct MHD_Connection *c)
 		r->net = cls;
 		r->conn = c;
 		r->uri_len = uri ? strlen(uri) : 0;
+		/* Only the event stream can be upgraded: its target, as the
+		 * client sent it, goes to the WebSocket server then.  (MHD
+		 * unescapes the URI in place after this callback.) */
+		if (r->uri_len <= REST_URI_MAX &&
+		    !strncmp(uri, REST_EVENTS_PATH,
+			     sizeof(REST_EVENTS_PATH) - 1) &&
+		    (uri[sizeof(REST_EVENTS_PATH) - 1] == '\0' ||
+		     uri[sizeof(REST_EVENTS_PATH) - 1] == '?'))
+			r->target = strdup(uri);
 	}
 	return r;
 }
@@ -67,8 +76,10 @@ void rest_request_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 	 * answer must not find it afterwards. */
 	command_client_cancel(&r->client);
 	waiting_unlink(r);
+	rest_stream_completed(r);
 	json_decref(r->reply);
 	free(r->body);
+	free(r->target);
 	free(r);
 	*req_cls = NULL;
 }
@@ -282,6 +293,7 @@ static const struct route_info *route_lookup(enum rest_route rt)
 	    {ROUTE_LEASE, "POST, DELETE", ROLE_OPERATOR},
 	    {ROUTE_PLUGINS, "GET, HEAD", ROLE_ADMIN},
 	    {ROUTE_EVENTS, "GET, HEAD", ROLE_VIEWER},
+	    {ROUTE_STREAM, "GET, HEAD", ROLE_VIEWER},
 	    {ROUTE_STATIC, "GET, HEAD", ROLE_NONE},
 	};
 
@@ -315,6 +327,7 @@ static enum rest_route route_tuner_sub(const char *sub)
 	    {"", ROUTE_TUNER},         {"/tune", ROUTE_TUNE},
 	    {"/status", ROUTE_STATUS}, {"/sleep", ROUTE_SLEEP},
 	    {"/init", ROUTE_INIT},     {"/lease", ROUTE_LEASE},
+	    {"/stream", ROUTE_STREAM},
 	};
 
 	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++)
@@ -369,7 +382,8 @@ static const char *bearer_of(struct rest_req *r)
 			;
 		return h;
 	}
-	if (r->route == ROUTE_EVENTS)
+	/* EventSource and media players cannot set headers. */
+	if (r->route == ROUTE_EVENTS || r->route == ROUTE_STREAM)
 		return MHD_lookup_connection_value(
 		    r->conn, MHD_GET_ARGUMENT_KIND, "access_token");
 	return NULL;
@@ -447,6 +461,8 @@ static enum MHD_Result route_call(struct rest_req *r, const char *url)
 			return sse_head(r->conn);
 		r->sse = 1;
 		return sse_handle(r->net->d, r->conn, &r->who);
+	case ROUTE_STREAM:
+		return rest_stream_get(r);
 	case ROUTE_STATIC:
 		return rest_static(r, url);
 	case ROUTE_NONE:
@@ -475,13 +491,15 @@ static enum MHD_Result query_arg(void *cls, enum MHD_ValueKind kind,
 }
 
 /* The first query parameter a REST route does not know, or NULL.  Only
- * DELETE .../lease (lease_id) and GET .../status (max_age_ms) take one;
+ * DELETE .../lease, GET .../status and GET .../stream take any;
  * the event stream checks its own and static files ignore them (cache
  * busting). */
 static const char *bad_query_param(struct rest_req *r)
 {
 	static const char *const lease[] = {"lease_id", NULL};
 	static const char *const status[] = {"max_age_ms", NULL};
+	static const char *const stream[] = {"pids", "service", "lease_id",
+					     "access_token", NULL};
 	struct query_check q = {NULL, NULL};
 
 	if (r->route == ROUTE_EVENTS || r->route == ROUTE_STATIC)
@@ -490,6 +508,8 @@ static const char *bad_query_param(struct rest_req *r)
 		q.allowed = lease;
 	if (r->route == ROUTE_STATUS)
 		q.allowed = status;
+	if (r->route == ROUTE_STREAM)
+		q.allowed = stream;
 	MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, query_arg,
 				  &q);
 	return q.bad;
@@ -539,7 +559,8 @@ static enum MHD_Result dispatch(struct rest_req *r, const char *url,
 	return route_call(r, url);
 }
 
-static enum MHD_Result first_call(struct rest_req *r, const char *method)
+static enum MHD_Result first_call(struct rest_req *r, const char *method,
+				  const char *version)
 {
 	const char *cl = MHD_lookup_connection_value(
 	    r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
@@ -556,6 +577,9 @@ static enum MHD_Result first_call(struct rest_req *r, const char *method)
 				  json_pack("{s:i}", "max", REST_BODY_MAX),
 				  "the body is larger than %d bytes",
 				  REST_BODY_MAX);
+	if (r->target && !r->net->stopping && !strcmp(method, "GET") &&
+	    rest_wants_websocket(r->conn))
+		return rest_upgrade(r, version);
 	return MHD_YES;
 }
 
@@ -568,18 +592,19 @@ enum MHD_Result rest_access_handler(void *cls, struct MHD_Connection *c,
 	struct rest_req *r = *req_cls;
 
 	(void)cls;
-	(void)version;
 	if (!r)
 		return MHD_NO; /* out of memory at the head */
 	r->conn = c;
 	if (!r->started)
-		return first_call(r, method);
+		return first_call(r, method, version);
 	if (*upload_data_size) {
 		if (collect(r, upload_data, *upload_data_size) < 0)
 			return MHD_NO;
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
+	if (r->stream)
+		return MHD_NO; /* a direct stream ended: close */
 	if (r->finished)
 		return rest_reply(r, r->code, json_incref(r->reply));
 	if (r->sse)

@@ -23,6 +23,8 @@ struct net_api;
  * to refuse it by) is read to its end and discarded, for its 413. */
 #define REST_BODY_MAX (64 * 1024)
 #define REST_URI_MAX  2048
+/* The event stream, the one path a WebSocket upgrade may ask for. */
+#define REST_EVENTS_PATH "/api/v1/events"
 
 enum rest_route {
 	ROUTE_NONE = 0,
@@ -36,6 +38,7 @@ enum rest_route {
 	ROUTE_LEASE,
 	ROUTE_PLUGINS,
 	ROUTE_EVENTS,
+	ROUTE_STREAM,
 	ROUTE_STATIC,
 };
 
@@ -44,8 +47,9 @@ struct rest_req {
 	struct net_api *net;
 	struct MHD_Connection *conn;
 	size_t uri_len;
-	int started; /* the head was seen */
-	int sse;     /* handed to sse_handle() */
+	char *target; /* the event stream's request target, as sent */
+	int started;  /* the head was seen */
+	int sse;      /* handed to sse_handle() */
 	char *body;
 	size_t body_len, body_cap;
 	int too_large;
@@ -66,6 +70,9 @@ struct rest_req {
 	unsigned int code;
 	json_t *reply;
 	struct rest_req *wprev, *wnext; /* net->waiting */
+	/* A stream written directly (rest_stream_direct.c): the connection
+	 * stays suspended until it ends, then MHD closes it. */
+	struct rest_stream *stream;
 };
 
 /* libmicrohttpd callbacks (http_front.c registers them; cls is the
@@ -78,6 +85,11 @@ enum MHD_Result rest_access_handler(void *cls, struct MHD_Connection *c,
 void *rest_uri_log(void *cls, const char *uri, struct MHD_Connection *c);
 void rest_request_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 			    enum MHD_RequestTerminationCode toe);
+/* Does the request on c ask for "Upgrade: websocket"? (rest_upgrade.c) */
+int rest_wants_websocket(struct MHD_Connection *c);
+/* Move r's connection (its target is the event stream's) to the
+ * WebSocket server, or answer why not: MHD_NO once it moved. */
+enum MHD_Result rest_upgrade(struct rest_req *r, const char *version);
 /* Shutdown: cancel the command of every suspended request and resume it
  * with a 503. */
 void rest_cancel_waiting(struct net_api *net);
@@ -114,6 +126,10 @@ enum MHD_Result rest_get_plugins(struct rest_req *r);
 enum MHD_Result rest_tuner_command(struct rest_req *r);
 enum MHD_Result rest_lease(struct rest_req *r);
 enum MHD_Result rest_static(struct rest_req *r, const char *url);
+/* GET/HEAD .../stream (rest_stream.c); a direct stream's end when MHD is
+ * done with its request. */
+enum MHD_Result rest_stream_get(struct rest_req *r);
+void rest_stream_completed(struct rest_req *r);
 /* url (percent-decoded by MHD: any bytes) as printable ASCII for an
  * error's message and details, other bytes as %XX; cut to fit buf. */
 const char *rest_path_text(const char *url, char *buf, size_t len);

@@ -13,11 +13,13 @@
 #include "lease.h"
 #include "net_api.h"
 #include "rest.h"
+#include "stream.h"
 
 struct tuner_text {
 	struct tuner_snapshot s;
 	int leased;
 	struct lease lease;
+	struct stream_stats stream;
 	char *text;
 	size_t len;
 	struct tuner_text *next;
@@ -26,9 +28,13 @@ struct tuner_text {
 #define SAME_BYTES(a, b) (memcmp(&(a), &(b), sizeof(a)) == 0)
 
 static int same_source(const struct tuner_text *c,
-		       const struct tuner_snapshot *s, const struct lease *l)
+		       const struct tuner_snapshot *s, const struct lease *l,
+		       const struct stream_stats *st)
 {
 	const struct tuner_snapshot *o = &c->s;
+
+	if (!SAME_BYTES(c->stream, *st))
+		return 0;
 
 	if (o->state != s->state || o->have_info != s->have_info ||
 	    o->have_params != s->have_params ||
@@ -70,25 +76,31 @@ const char *rest_tuner_text(struct net_api *net, const struct tuner_snapshot *s,
 	struct tuner_text *c = entry_for(net, s->id);
 	struct lease l;
 	int leased = lease_get(net->leases, s->id, &l);
+	struct stream_stats st;
 	json_t *o;
 
 	if (!c)
 		return NULL;
-	if (c->text && same_source(c, s, leased ? &l : NULL)) {
+	stream_hub_stats(net->streams, s->id, &st);
+	if (c->text && same_source(c, s, leased ? &l : NULL, &st)) {
 		*len = c->len;
 		return c->text;
 	}
 	free(c->text);
 	c->text = NULL;
 	o = tuner_to_json(s, leased ? &l : NULL);
-	if (o)
+	if (o) {
+		json_object_set_new(o, "stream",
+				    stream_stats_json(net->streams, s->id));
 		c->text = json_dumps(o, API_JSON_DUMP_FLAGS);
+	}
 	json_decref(o);
 	if (!c->text)
 		return NULL;
 	c->s = *s;
 	memcpy(c->s.changed_by, s->changed_by, sizeof(c->s.changed_by));
 	c->leased = leased;
+	c->stream = st;
 	if (leased)
 		c->lease = l;
 	c->len = strlen(c->text);

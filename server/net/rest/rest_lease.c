@@ -16,7 +16,7 @@ enum MHD_Result rest_lease(struct rest_req *r)
 	struct api_error e = {0};
 	json_t *body;
 
-	if (!tuner_find(r->net->d, r->tuner))
+	if (!command_lease_target(cs, r->tuner))
 		return rest_error(
 		    r, 404, "not_found",
 		    json_pack("{s:I}", "tuner", (json_int_t)r->tuner),

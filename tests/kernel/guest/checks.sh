@@ -92,6 +92,7 @@ start_daemon() {
 		/opt/tunerd/bin/tunerd --stub kernel:/dev/tuner \
 			--plugin-dir /opt/tunerd/plugins \
 			--firmware-dir /opt/tunerd/firmware -v \
+			--state-dir /tmp/state-$DLOG \
 			--listen 127.0.0.1:8080 >/tmp/daemon-$DLOG.log 2>&1 &
 	else
 		/bin/ktestd daemon >/tmp/daemon-$DLOG.log 2>&1 &
@@ -172,7 +173,8 @@ t_second_daemon() {
 	ktest busy || return 1
 	if [ "$DAEMON" = tunerd ]; then
 		/opt/tunerd/bin/tunerd --stub kernel:/dev/tuner \
-			--plugin-dir /opt/tunerd/plugins >/tmp/second.log 2>&1 &
+			--plugin-dir /opt/tunerd/plugins \
+			--state-dir /tmp/state-second >/tmp/second.log 2>&1 &
 		second=$!
 		sleep 2
 		kill $second

@@ -416,6 +416,33 @@ static void test_token_chars(void)
 	api_config_free(&cfg);
 }
 
+/* The connection caps: integers 1..65536, unset by default. */
+static void test_config_conn_caps(void)
+{
+	static const char *const bad[] = {"0", "-1", "65537", "\"256\"", "2.5"};
+	struct api_config cfg;
+	char text[128], err[256];
+
+	CHECK_EQ_INT(api_config_parse("{}", &cfg, err, sizeof(err)), 0);
+	CHECK_EQ_INT(cfg.max_request_connections, -1);
+	CHECK_EQ_INT(cfg.max_stream_connections, -1);
+	api_config_free(&cfg);
+	CHECK_EQ_INT(api_config_parse("{\"max_request_connections\":64,"
+				      "\"max_stream_connections\":4096}",
+				      &cfg, err, sizeof(err)),
+		     0);
+	CHECK_EQ_INT(cfg.max_request_connections, 64);
+	CHECK_EQ_INT(cfg.max_stream_connections, 4096);
+	api_config_free(&cfg);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "{\"max_stream_connections\":%s}",
+			 bad[i]);
+		CHECK_EQ_INT(api_config_parse(text, &cfg, err, sizeof(err)),
+			     -1);
+		CHECK(strstr(err, "max_stream_connections") != NULL);
+	}
+}
+
 /* The API's delivery system names are case-sensitive. */
 static void test_params_case(void)
 {
@@ -464,6 +491,7 @@ int main(void)
 	test_tokens();
 	test_ws_protocols();
 	test_token_chars();
+	test_config_conn_caps();
 	test_params_case();
 	return check_done("test_api_units");
 }

@@ -412,6 +412,31 @@ static inline int bt_i2c_read(struct bt *t, int fd, uint32_t client,
 	return bt_i2c(t, fd, client, segs, 2, &reg, 1, out, BT_WAIT_MS);
 }
 
+/* MT2060 registers 1..5 for rf_hz (tuner-chips.md), start register 1. */
+static inline void bt_mt2060_regs(uint32_t rf_hz, uint8_t out[6])
+{
+	static const struct {
+		long max_mhz;
+		uint8_t band;
+	} lna[] = {{95, 0xb0},  {180, 0xa0}, {260, 0x90},   {335, 0x80},
+		   {425, 0x70}, {480, 0x60}, {570, 0x50},   {645, 0x40},
+		   {730, 0x30}, {810, 0x20}, {100000, 0x10}};
+	long rf = rf_hz / 1000, lo1 = (rf + 1220000) / 250 * 250;
+	long num1t = lo1 / 250, div1 = num1t / 64, num1 = num1t & 0x3f;
+	long lo2 = (lo1 - rf - 36150 + 25) / 50 * 50;
+	long n = lo2 * 64 / 125, div2 = n / 8192, num2 = n & 0x1fff;
+	size_t i = 0;
+
+	while (rf / 1000 > lna[i].max_mhz)
+		i++;
+	out[0] = 0x01;
+	out[1] = (uint8_t)(lna[i].band | ((num1 >> 2) & 0xf));
+	out[2] = (uint8_t)div1;
+	out[3] = (uint8_t)((num2 & 0xf) | ((num1 & 3) << 4));
+	out[4] = (uint8_t)((num2 >> 4) & 0xff);
+	out[5] = (uint8_t)(((num2 >> 12) & 1) | (div2 << 1));
+}
+
 static inline struct tstub_params bt_dvbt(uint32_t freq)
 {
 	return (struct tstub_params){.delsys = TSTUB_DELSYS_DVBT,

@@ -53,7 +53,15 @@ void mock_ev_read(struct mock_events *l, uint16_t addr, const uint8_t *data,
 
 void mock_ev_ctrl(struct mock_events *l, uint32_t cmd)
 {
-	mock_ev_add(l, MOCK_EV_CTRL)->arg = cmd;
+	mock_ev_ctrl_arg(l, cmd, 0);
+}
+
+void mock_ev_ctrl_arg(struct mock_events *l, uint32_t cmd, uint32_t arg)
+{
+	struct mock_event *e = mock_ev_add(l, MOCK_EV_CTRL);
+
+	e->arg = cmd;
+	e->ctrl_arg = arg;
 }
 
 void mock_ev_sleep(struct mock_events *l, uint32_t ms)
@@ -84,9 +92,9 @@ static void mock_ev_describe(const struct mock_event *e, char *buf, size_t len)
 		return;
 	}
 	used = (size_t)snprintf(
-	    buf, len, "%s addr 0x%02x len %u arg %u:",
+	    buf, len, "%s addr 0x%02x len %u arg %u/%u:",
 	    mock_kind_names[e->kind >= 1 && e->kind <= 4 ? e->kind : 0],
-	    e->addr, e->len, e->arg);
+	    e->addr, e->len, e->arg, e->ctrl_arg);
 	for (size_t i = 0; i < e->len && i < 16 && used + 4 < len; i++)
 		used += (size_t)snprintf(buf + used, len - used, " %02x",
 					 e->data[i]);
@@ -98,7 +106,9 @@ static int mock_ev_equal(const struct mock_event *a, const struct mock_event *b)
 
 	if (a->kind != b->kind)
 		return 0;
-	if (a->kind == MOCK_EV_CTRL || a->kind == MOCK_EV_SLEEP)
+	if (a->kind == MOCK_EV_CTRL)
+		return a->arg == b->arg && a->ctrl_arg == b->ctrl_arg;
+	if (a->kind == MOCK_EV_SLEEP)
 		return a->arg == b->arg;
 	return a->addr == b->addr && a->len == b->len &&
 	       !memcmp(a->data, b->data, n);
@@ -247,7 +257,7 @@ static int mock_bridge_ctrl(void *ctx, uint32_t cmd, uint32_t arg)
 {
 	struct mock_host *m = ctx;
 
-	mock_ev_ctrl(&m->events, cmd);
+	mock_ev_ctrl_arg(&m->events, cmd, arg);
 	return m->chip.ctrl ? m->chip.ctrl(m->chip.ctx, cmd, arg) : 0;
 }
 

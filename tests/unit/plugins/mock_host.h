@@ -18,7 +18,7 @@
 enum mock_ev_kind {
 	MOCK_EV_WRITE = 1, /* an I2C write segment */
 	MOCK_EV_READ,      /* an I2C read segment (data: what was returned) */
-	MOCK_EV_CTRL,      /* bridge_ctrl(arg) */
+	MOCK_EV_CTRL,      /* bridge_ctrl(arg, ctrl_arg) */
 	MOCK_EV_SLEEP,     /* sleep_ms(arg) */
 };
 
@@ -29,6 +29,7 @@ struct mock_event {
 	uint16_t addr;
 	uint16_t len;
 	uint32_t arg;
+	uint32_t ctrl_arg; /* MOCK_EV_CTRL: the callback's argument */
 	unsigned int xfer; /* transfer number, for I2C segments */
 	uint8_t data[MOCK_EV_DATA_MAX];
 };
@@ -44,7 +45,8 @@ void mock_ev_write(struct mock_events *l, uint16_t addr, const uint8_t *data,
 		   size_t len);
 void mock_ev_read(struct mock_events *l, uint16_t addr, const uint8_t *data,
 		  size_t len);
-void mock_ev_ctrl(struct mock_events *l, uint32_t cmd);
+void mock_ev_ctrl(struct mock_events *l, uint32_t cmd); /* argument 0 */
+void mock_ev_ctrl_arg(struct mock_events *l, uint32_t cmd, uint32_t arg);
 void mock_ev_sleep(struct mock_events *l, uint32_t ms);
 /* Compare got[from..] with want (want->n events).  -1 if equal, else the
  * index into want of the first difference, described in why. */

@@ -27,6 +27,16 @@ _Static_assert(sizeof(struct tstub_ctrl) == 8, "ctrl");
 _Static_assert(offsetof(struct tstub_hdr, unique) == 8, "hdr.unique");
 _Static_assert(offsetof(struct tstub_params, std) == 16, "params.std");
 _Static_assert(offsetof(struct tstub_attach, bridge) == 32, "attach.bridge");
+/* 1.1: the DVB adapter took the first reserved word of tstub_attach. */
+_Static_assert(offsetof(struct tstub_attach, dvb_adapter) == 64,
+	       "attach.dvb_adapter");
+_Static_assert(offsetof(struct tstub_attach, reserved) == 72,
+	       "attach.reserved");
+_Static_assert(TSTUB_MINOR >= 1, "minor with dvb_adapter");
+_Static_assert((TSTUB_CAP_DVB_ADAPTER &
+		(TSTUB_CAP_RESEND | TSTUB_CAP_INTERRUPT |
+		 TSTUB_CAP_DEMOD_STATUS | TSTUB_CAP_EXT)) == 0,
+	       "cap bit unique");
 
 static const uint16_t all_opcodes[] = {
     TSTUB_INIT,         TSTUB_LOAD_PLUGIN, TSTUB_ATTACH,

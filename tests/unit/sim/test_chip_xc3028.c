@@ -117,8 +117,78 @@ static void test_create_errors(void)
 	copy[base_at - 16] = 0;
 	copy[f8_at - 16] = 0;
 	copy[fm_at - 16] = 0;
+	copy[host_find(T_BASE | T_FM | T_INPUT1, 0)->data - fw_data - 16] = 0;
 	expect_create_fails(copy, fw_len, "no BASE");
+	memcpy(copy, fw_data, fw_len);
+	copy[base_at + 2] = 0x34; /* an invalid reset code */
+	copy[base_at + 3] = 0xFF;
+	expect_create_fails(copy, fw_len, "invalid reset code");
+	/* The kernel refuses bytes after the last image and empty images. */
+	expect_create_fails(fw_data, fw_len - 1, "runs past");
 	free(copy);
+	copy = malloc(fw_len + 3);
+	memcpy(copy, fw_data, fw_len);
+	memset(copy + fw_len, 0, 3);
+	expect_create_fails(copy, fw_len + 3, "trailing bytes");
+	free(copy);
+}
+
+/* The record after a BASE image's first data record is a tuner reset,
+ * as in the real v2.7 file (2 payload bytes or more a record). */
+static size_t first_reset_after_data(const struct img *m)
+{
+	const uint8_t *p = m->data;
+	size_t payload = 0;
+
+	for (int seen_data = 0;;) {
+		uint32_t len = host_le(p, 2);
+
+		if (len == 0xFFFF)
+			return 0;
+		p += 2;
+		if (len == 0 && seen_data)
+			return payload;
+		if (len && len < 0x8000) {
+			seen_data = 1;
+			payload += len - 1;
+			p += len;
+		}
+	}
+}
+
+/* A reset record inside BASE does not make the model forget the upload:
+ * the chunks after it are taken and BASE runs.  Both layouts load. */
+static void test_reset_inside_base(void)
+{
+	const struct img *base = host_find(T_BASE | T_F8MHZ, 0);
+	char err[256];
+	struct sim_chip *chip = make_chip(1, fw_path, err, sizeof(err));
+	struct sim_tuned t;
+	uint8_t *plain;
+	size_t plain_len;
+
+	CHECK(chip && base && first_reset_after_data(base) > 0);
+	if (!chip || !base)
+		return;
+	for (size_t max_len = 13; max_len <= 64; max_len += 51) {
+		sim_xc3028_ops.bridge_ctrl(chip, TSTUB_CTRL_TUNER_RESET, 0,
+					   xc_now);
+		CHECK_EQ_INT(host_upload(chip, base, max_len, -1), 0);
+		sim_xc3028_ops.tuned(chip, xc_now, &t);
+		CHECK(strcmp(t.firmware, "BASE F8MHZ") == 0);
+		CHECK_EQ_INT(host_read_reg(chip, 0x0008), 3028);
+	}
+	/* A reset where the image has none still starts over. */
+	sim_xc3028_ops.bridge_ctrl(chip, TSTUB_CTRL_TUNER_RESET, 0, xc_now);
+	CHECK_EQ_INT(host_write(chip, base->data + 6, 3), 0); /* reg, 2 bytes */
+	sim_xc3028_ops.bridge_ctrl(chip, TSTUB_CTRL_TUNER_RESET, 0, xc_now);
+	sim_xc3028_ops.tuned(chip, xc_now, &t);
+	CHECK(t.firmware[0] == '\0');
+	sim_xc3028_ops.destroy(chip);
+
+	CHECK_EQ_INT(xc3028_fwgen_build_flags(&plain, &plain_len, 0), 0);
+	CHECK(plain_len + 2 * 4 == fw_len); /* one record less per BASE */
+	free(plain);
 }
 
 static void test_before_firmware(void)
@@ -475,6 +545,7 @@ int main(int argc, char **argv)
 	test_file_layout();
 	test_create_errors();
 	test_before_firmware();
+	test_reset_inside_base();
 	test_dtv8(64);
 	test_dtv8(13);
 	test_power_down();

@@ -24,6 +24,7 @@
 #define T_DTV78    (1u << 8)
 #define T_DTV8     (1u << 9)
 #define T_FM       (1u << 10)
+#define T_INPUT1   (1u << 11)
 #define T_INIT1    (1u << 14)
 #define T_ATSC     (1u << 16)
 #define T_SCODE    (1u << 29)
