@@ -156,8 +156,16 @@ t_daemon_init() {
 	wait_for 40 announced $NCLIENTS
 	r=$?
 	cat $ST/state $ST/clients
-	# Why a tuner was not announced: the daemon's side, on the console.
-	[ $r -eq 0 ] || tail -n 60 /tmp/daemon-$DLOG.log >/dev/console
+	# The cold start's steps with their times, on the console; when a
+	# tuner was not announced, the daemon's whole start (the status
+	# sampler's lines left out: they bury it).
+	if [ $r -eq 0 ]; then
+		grep -E 'connected|describes|loaded|attach|->' \
+			/tmp/daemon-$DLOG.log | head -n 24 >/dev/console
+	else
+		grep -v 'status from sampler' /tmp/daemon-$DLOG.log |
+			head -n 80 >/dev/console
+	fi
 	return $r
 }
 
