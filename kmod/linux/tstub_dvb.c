@@ -6,6 +6,7 @@
 
 #include <linux/module.h>
 #include <linux/string.h>
+#include <linux/videodev2.h>
 
 #include <media/dvb_frontend.h>
 
@@ -100,6 +101,34 @@ static int tstub_dvb_set_params(struct dvb_frontend *fe)
 	ret = tstub_call(c, 0, TSTUB_SET_PARAMS, &p, sizeof(p), NULL, 0);
 	if (!ret)
 		tstub_tuner_cache_params(c, &p);
+	return ret;
+}
+
+/*
+ * Analog TV and FM radio on a hybrid frontend's tuner (what tuner-core
+ * calls for a bridge's V4L2 side): TV in 62.5 kHz units, radio in
+ * 62.5 Hz units, as the in-kernel drivers read them.
+ */
+static int tstub_dvb_set_analog_params(struct dvb_frontend *fe,
+				       struct analog_parameters *ap)
+{
+	bool radio = ap->mode == V4L2_TUNER_RADIO;
+	struct tstub_params p = {
+		.delsys = radio ? TSTUB_DELSYS_RADIO : TSTUB_DELSYS_ANALOG_TV,
+		.std = radio ? 0 : ap->std,
+		.flags = TSTUB_PARAMS_VALID,
+	};
+	u64 hz = radio ? (u64)ap->frequency * 125 / 2 :
+			 (u64)ap->frequency * 62500;
+	int ret;
+
+	if (hz > U32_MAX)
+		return -ERANGE;
+	p.frequency = hz;
+	ret = tstub_call(tstub_fe_client(fe), 0, TSTUB_SET_PARAMS, &p,
+			 sizeof(p), NULL, 0);
+	if (!ret)
+		tstub_tuner_cache_params(tstub_fe_client(fe), &p);
 	return ret;
 }
 
@@ -216,6 +245,7 @@ static const struct dvb_tuner_ops tstub_dvb_tuner_ops = {
 	.init = tstub_dvb_init,
 	.sleep = tstub_dvb_sleep,
 	.set_params = tstub_dvb_set_params,
+	.set_analog_params = tstub_dvb_set_analog_params,
 	.get_frequency = tstub_dvb_get_frequency,
 	.get_bandwidth = tstub_dvb_get_bandwidth,
 	.get_if_frequency = tstub_dvb_get_if_frequency,

@@ -76,6 +76,12 @@ static const struct gen_image gen_images[] = {
     {XC3028_FW_SCODE | XC3028_FW_HAS_IF, 0x8000, 4320, 0},
     {XC3028_FW_SCODE | XC3028_FW_HAS_IF, 0xF00000007ull, 5320, 0},
     {XC3028_FW_SCODE | XC3028_FW_HAS_IF, XC3028_STD_PAL_I, 6240, 0},
+    /* The kernel test's sweep: DTV6 without QAM in both demodulator
+     * variants, and the analog standards PAL-D/K and SECAM-L. */
+    {XC3028_FW_D2620 | XC3028_FW_DTV6, 0, 0, 300},
+    {XC3028_FW_D2633 | XC3028_FW_DTV6, 0, 0, 300},
+    {0, XC3028_STD_PAL_DK, 0, 360},
+    {0, XC3028_STD_SECAM_L, 0, 360},
 };
 
 #define GEN_IMAGE_COUNT (sizeof(gen_images) / sizeof(gen_images[0]))

@@ -158,15 +158,23 @@ static int mt2060_calibrate(struct mt2060_priv *priv)
 			    (uint8_t)(priv->clock_out << 6 | MT2060_VGAG_CAL));
 	if (ret)
 		goto out;
-	/* The FM filter is measured while FM1SS toggles; FM1CA starts the
-	 * measurement on the first round. */
+	/* The FM filter is measured while FM1SS toggles.  FM1CA starts the
+	 * measurement once, in the first round, while FM1SS is already set:
+	 * the order Linux's driver uses, the one proven on boards. */
 	for (i = 0; i < MT2060_CAL_ROUNDS; i++) {
-		uint8_t set = lo2c1 | MT2060_FM1SS | (i ? 0 : MT2060_FM1CA);
-
-		ret = mt2060_writereg(priv, MT2060_REG_LO2C1, set);
+		ret = mt2060_writereg(priv, MT2060_REG_LO2C1,
+				      lo2c1 | MT2060_FM1SS);
 		if (ret)
 			goto out;
 		host->sleep_ms(host->ctx, MT2060_CAL_WAIT_MS);
+		if (i == 0) {
+			ret = mt2060_writereg(priv, MT2060_REG_LO2C1,
+					      lo2c1 | MT2060_FM1SS |
+						  MT2060_FM1CA);
+			if (ret)
+				goto out;
+			host->sleep_ms(host->ctx, MT2060_CAL_WAIT_MS);
+		}
 		ret = mt2060_writereg(priv, MT2060_REG_LO2C1, lo2c1);
 		if (ret)
 			goto out;
@@ -236,7 +244,14 @@ static int mt2060_probe(const struct tunerd_host *host,
 		ret = -ENODEV;
 		goto err;
 	}
+	/* Powered up for the calibration, then asleep until init. */
+	ret = mt2060_writereg(priv, MT2060_REG_MISC_CTRL, MT2060_MISC_CTRL_ON);
+	if (ret)
+		goto err;
 	ret = mt2060_calibrate(priv);
+	if (ret)
+		goto err;
+	ret = mt2060_writereg(priv, MT2060_REG_MISC_CTRL, MT2060_MISC_CTRL_OFF);
 	if (ret)
 		goto err;
 	mt2060_log(priv, TUNERD_LOG_INFO,
@@ -343,7 +358,9 @@ static int mt2060_set_params(void *p, const struct tstub_params *params)
 	ret = mt2060_check_params(params, &bw);
 	if (ret)
 		goto err;
-	mt2060_compute(priv, (params->frequency + 500) / 1000, regs);
+	/* Truncated to the kHz, as the kernel's driver does: both then
+	 * write the same registers for every frequency. */
+	mt2060_compute(priv, params->frequency / 1000, regs);
 	ret = mt2060_writereg(priv, MT2060_REG_LO1B1, MT2060_LO1B1_TUNE);
 	if (ret)
 		goto err;

@@ -27,22 +27,132 @@
 	 (1u << TSTUB_DELSYS_DVBC_A))
 #define QT1010_BANDWIDTHS (TSTUB_BW_6MHZ | TSTUB_BW_7MHZ | TSTUB_BW_8MHZ)
 
-struct qt1010_regval {
-	uint8_t reg;
-	uint8_t val;
+/*
+ * The init and tune sequences are those of Linux's qt1010.c, the driver
+ * proven on the boards that carry this chip; nothing beyond them is
+ * documented.  A step writes a register, reads one (the value is not
+ * used: the read is part of what makes the loops settle), or measures one
+ * (QT1010_MEASURE: start value, idle, operation, re-read until two reads
+ * agree, idle).
+ */
+enum qt1010_op { QT1010_WR, QT1010_RD, QT1010_MEASURE };
+
+/* Where a tune step's value comes from. */
+enum qt1010_val {
+	QT1010_V_FIXED,
+	QT1010_V_BAND,    /* 0x05: RF band */
+	QT1010_V_BAND_HI, /* 0x05 again: its high nibble */
+	QT1010_V_LO_32M,  /* 0x07 */
+	QT1010_V_LO_32M_HI,
+	QT1010_V_LO_4M,
+	QT1010_V_LO_4M_HI,
+	QT1010_V_LO_125K,
+	QT1010_V_LOOP_22, /* 0x22: loop start by RF */
+	QT1010_V_CAL_1F,
+	QT1010_V_CAL_20,
+	QT1010_V_CAL_25,
 };
 
-/* Calibration counters measured at init: register, start value, the
- * operation that measures it. */
-static const struct qt1010_cal {
+struct qt1010_step {
+	uint8_t op;
 	uint8_t reg;
-	uint8_t start;
-	uint8_t oper;
-} qt1010_cals[] = {
-    {QT1010_REG_CAL_25, 0x40, QT1010_OPER_F0},
-    {QT1010_REG_CAL_1F, 0x10, QT1010_OPER_D0},
-    {QT1010_REG_CAL_20, 0x20, QT1010_OPER_E0},
+	uint8_t val;   /* written value, or the operation of a measure */
+	uint8_t from;  /* enum qt1010_val (tune steps) */
+	uint8_t start; /* a measure's start value */
 };
+
+#define W(r, v)                                                                \
+	{                                                                      \
+		QT1010_WR, (r), (v), QT1010_V_FIXED, 0                         \
+	}
+#define WV(r, from)                                                            \
+	{                                                                      \
+		QT1010_WR, (r), 0, (from), 0                                   \
+	}
+#define R(r)                                                                   \
+	{                                                                      \
+		QT1010_RD, (r), 0, QT1010_V_FIXED, 0                           \
+	}
+#define M(r, s, oper)                                                          \
+	{                                                                      \
+		QT1010_MEASURE, (r), (oper), QT1010_V_FIXED, (s)               \
+	}
+
+/* Register 0x05 is written twice: the band, then its high nibble after
+ * the loops ran. */
+static const struct qt1010_step qt1010_tune_steps[] = {
+    W(0x01, 0x80),
+    W(0x02, 0x3f),
+    WV(0x05, QT1010_V_BAND),
+    W(0x06, 0x44),
+    WV(0x07, QT1010_V_LO_32M),
+    W(0x08, 0x08),
+    WV(0x09, QT1010_V_LO_32M_HI),
+    WV(0x0a, QT1010_V_LO_4M),
+    WV(0x0b, QT1010_V_LO_4M_HI),
+    W(0x0c, 0xe1),
+    WV(0x1a, QT1010_V_LO_125K),
+    W(0x1b, 0x00),
+    W(0x1c, 0x89),
+    W(0x11, 0xfd),
+    W(0x12, 0x91),
+    WV(0x22, QT1010_V_LOOP_22),
+    W(0x1e, 0x00),
+    W(0x1e, 0xd0),
+    R(0x22),
+    W(0x1e, 0x00),
+    R(0x05),
+    R(0x22),
+    W(0x23, 0xd0),
+    W(0x1e, 0x00),
+    W(0x1e, 0xe0),
+    R(0x23),
+    R(0x23),
+    W(0x1e, 0x00),
+    W(0x24, 0xd0),
+    W(0x1e, 0x00),
+    W(0x1e, 0xf0),
+    R(0x24),
+    W(0x1e, 0x00),
+    W(0x14, 0x7f),
+    W(0x15, 0x7f),
+    WV(0x05, QT1010_V_BAND_HI),
+    W(0x06, 0x00),
+    W(0x15, 0x1f),
+    W(0x16, 0xff),
+    W(0x18, 0xff),
+    WV(0x1f, QT1010_V_CAL_1F),
+    WV(0x20, QT1010_V_CAL_20),
+    W(0x21, 0x53),
+    WV(0x25, QT1010_V_CAL_25),
+    W(0x26, 0x15),
+    W(0x00, 0x92),
+    W(0x02, 0x00),
+    W(0x01, 0x00),
+};
+
+/* Init, before the nine LO-range measurements and the first tune. */
+static const struct qt1010_step qt1010_init_steps[] = {
+    W(0x01, 0x80), W(0x0d, 0x84), W(0x0e, 0xb7),
+    W(0x2a, 0x23), W(0x2c, 0xdc), M(0x25, 0x40, 0x81),
+    W(0x2b, 0x70), W(0x2a, 0x23), M(0x26, 0x08, 0x82),
+    W(0x05, 0x14), W(0x06, 0x44), W(0x07, 0x28),
+    W(0x08, 0x0b), W(0x11, 0xfd), M(0x22, 0x0d, 0xd0),
+    W(0x06, 0x40), W(0x16, 0xf0), W(0x02, 0x38),
+    W(0x03, 0x18), W(0x20, 0xe0), M(0x1f, 0x20, 0x84),
+    R(0x20),       W(0x03, 0x19), W(0x02, 0x3f),
+    W(0x21, 0x53), R(0x21),       W(0x11, 0xfd),
+    W(0x05, 0x34), W(0x06, 0x44), W(0x08, 0x08),
+};
+
+#undef W
+#undef WV
+#undef R
+#undef M
+
+/* The LO range measurements: register 0x07 from 0x31 to 0x39. */
+#define QT1010_RANGE_FIRST 0x31
+#define QT1010_RANGE_LAST  0x39
 
 static int qt1010_transfer(struct qt1010_priv *priv,
 			   struct tunerd_i2c_msg *msgs, unsigned int n)
@@ -72,24 +182,61 @@ static int qt1010_writereg(struct qt1010_priv *priv, uint8_t reg, uint8_t val)
 	return qt1010_transfer(priv, &msg, 1);
 }
 
-static int qt1010_write_list(struct qt1010_priv *priv,
-			     const struct qt1010_regval *list, size_t n)
+static int qt1010_readreg(struct qt1010_priv *priv, uint8_t reg, uint8_t *val)
 {
-	int ret = 0;
+	return qt1010_readregs(priv, reg, val, 1);
+}
 
-	for (size_t i = 0; i < n && !ret; i++)
-		ret = qt1010_writereg(priv, list[i].reg, list[i].val);
+/* Start a counter, run its operation, re-read it until two reads agree
+ * (Linux waits for that without a bound; here it is bounded). */
+static int qt1010_measure(struct qt1010_priv *priv,
+			  const struct qt1010_step *st, uint8_t *out)
+{
+	uint8_t prev = 0, cur = 0;
+	int ret, i;
+
+	ret = qt1010_writereg(priv, st->reg, st->start);
+	if (!ret)
+		ret = qt1010_writereg(priv, QT1010_REG_OPER, QT1010_OPER_IDLE);
+	if (!ret)
+		ret = qt1010_writereg(priv, QT1010_REG_OPER, st->val);
+	if (!ret)
+		ret = qt1010_readreg(priv, st->reg, &cur);
+	for (i = 0; !ret && i < QT1010_MEAS_READS; i++) {
+		prev = cur;
+		ret = qt1010_readreg(priv, st->reg, &cur);
+		if (!ret && cur == prev) {
+			*out = cur;
+			return qt1010_writereg(priv, QT1010_REG_OPER,
+					       QT1010_OPER_IDLE);
+		}
+	}
+	if (!ret) {
+		qt1010_log(priv, TUNERD_LOG_ERR,
+			   "measurement of 0x%02x never settled", st->reg);
+		ret = -ETIMEDOUT;
+	}
 	return ret;
 }
 
-static int qt1010_oper(struct qt1010_priv *priv, uint8_t oper)
+/* The band and LO registers for an LO (Hz, on the 125 kHz grid). */
+static uint8_t qt1010_lo_value(uint8_t from, uint32_t lo)
 {
-	const struct tunerd_host *host = priv->host;
-	int ret = qt1010_writereg(priv, QT1010_REG_OPER, oper);
+	uint32_t mod1 = lo % 32000000u, mod2 = lo % 4000000u;
 
-	if (!ret)
-		host->sleep_ms(host->ctx, QT1010_OPER_WAIT_MS);
-	return ret;
+	switch (from) {
+	case QT1010_V_LO_32M:
+		return (uint8_t)(lo / 32000000u);
+	case QT1010_V_LO_32M_HI:
+		return mod1 < 8000000u ? 0x1d : 0x1c;
+	case QT1010_V_LO_4M:
+		return (uint8_t)(0x08 | ((1u - mod1 / 4000000u) & 7u));
+	case QT1010_V_LO_4M_HI:
+		return mod2 < 2000000u ? 0x45 : 0x44;
+	case QT1010_V_LO_125K:
+		return (uint8_t)(0x78u - mod2 / QT1010_STEP * 8u);
+	}
+	return 0;
 }
 
 static uint8_t qt1010_band(uint32_t rf)
@@ -103,117 +250,144 @@ static uint8_t qt1010_band(uint32_t rf)
 	return 0x74;
 }
 
-/* The tune writes for an LO (Hz, on the 125 kHz grid), start included. */
-static size_t qt1010_tune_list(const struct qt1010_priv *priv, uint32_t rf,
-			       uint32_t lo, struct qt1010_regval *list)
+/* The loop start value of register 0x22, by RF. */
+static uint8_t qt1010_loop_22(uint32_t rf)
 {
-	uint32_t mod1 = lo % 32000000u, mod2 = lo % 4000000u;
-	uint32_t n = mod1 / 4000000u;
-	const struct qt1010_regval tune[] = {
-	    {QT1010_REG_TUNE_CTRL, QT1010_TUNE_START},
-	    {QT1010_REG_SETUP, QT1010_SETUP_VAL},
-	    {QT1010_REG_BAND, qt1010_band(rf)},
-	    {QT1010_REG_LO_32M, (uint8_t)(lo / 32000000u)},
-	    {QT1010_REG_LO_32M_HI, mod1 < 8000000u ? 0x1D : 0x1C},
-	    {QT1010_REG_LO_4M, (uint8_t)(0x08 | ((1u - n) & 7u))},
-	    {QT1010_REG_LO_4M_HI, mod2 < 2000000u ? 0x45 : 0x44},
-	    {QT1010_REG_FIXED_11, QT1010_FIXED_11_VAL},
-	    {QT1010_REG_FIXED_12, QT1010_FIXED_12_VAL},
-	    {QT1010_REG_LO_125K, (uint8_t)(0x78u - mod2 / QT1010_STEP * 8u)},
-	    /* The loops start from the counters this part measured. */
-	    {QT1010_REG_CAL_1F, priv->cal_1f},
-	    {QT1010_REG_CAL_20, priv->cal_20},
-	    {QT1010_REG_CAL_25, priv->cal_25},
-	};
+	static const struct {
+		uint32_t below;
+		uint8_t val;
+	} bands[] = {{450000000u, 0xd0},
+		     {482000000u, 0xd1},
+		     {514000000u, 0xd4},
+		     {546000000u, 0xd7},
+		     {610000000u, 0xda}};
 
-	memcpy(list, tune, sizeof(tune));
-	return sizeof(tune) / sizeof(tune[0]);
+	for (size_t i = 0; i < sizeof(bands) / sizeof(bands[0]); i++)
+		if (rf < bands[i].below)
+			return bands[i].val;
+	return 0xd0;
 }
 
-/* Run the loop measurements; their results stay in the chip, the plugin
- * only reads them back so they show in the debug log. */
-static int qt1010_run_loops(struct qt1010_priv *priv)
+/* The 1f/20 offsets: a step per LO range within the 32 MHz cycle. */
+static uint8_t qt1010_cal_step(uint32_t mod1, int reg20)
 {
-	uint8_t loop[QT1010_LOOP_LEN], band = 0;
-	int ret;
+	const uint32_t mhz = mod1 / 1000000u;
 
-	ret = qt1010_oper(priv, QT1010_OPER_D0);
-	if (!ret)
-		ret =
-		    qt1010_readregs(priv, QT1010_REG_LOOP, loop, sizeof(loop));
-	if (!ret)
-		ret = qt1010_oper(priv, QT1010_OPER_E0);
-	if (!ret)
-		ret = qt1010_readregs(priv, QT1010_REG_BAND, &band, 1);
-	if (!ret)
-		ret = qt1010_oper(priv, QT1010_OPER_F0);
-	if (!ret)
-		ret =
-		    qt1010_readregs(priv, QT1010_REG_LOOP, loop, sizeof(loop));
-	if (!ret)
-		qt1010_dbg(priv, "loops %02x %02x %02x, band 0x%02x", loop[0],
-			   loop[1], loop[2], band);
-	return ret;
+	if (mhz < 8)
+		return 0;
+	if (mhz < 12)
+		return 1;
+	if (mhz < (reg20 ? 20u : 16u))
+		return 2;
+	if (mhz < 24)
+		return 3;
+	if (mhz < 28)
+		return 4;
+	return 5;
 }
 
-static int qt1010_tune(struct qt1010_priv *priv, uint32_t rf, uint32_t bw)
+/* A tune step's value.  Registers 0x1f and 0x25 get what Linux's driver
+ * writes: it keeps neither measurement (its lookup compares the start
+ * value with the register number), so 0x1f starts from 0 and 0x25 is 0;
+ * 0x20 starts from the value read back at init. */
+static uint8_t qt1010_tune_value(const struct qt1010_priv *priv,
+				 const struct qt1010_step *st, uint32_t rf,
+				 uint32_t lo)
 {
-	struct qt1010_regval list[16];
+	uint32_t mod1 = lo % 32000000u;
+
+	switch (st->from) {
+	case QT1010_V_FIXED:
+		return st->val;
+	case QT1010_V_BAND:
+		return qt1010_band(rf);
+	case QT1010_V_BAND_HI:
+		return qt1010_band(rf) & 0xf0;
+	case QT1010_V_LOOP_22:
+		return qt1010_loop_22(rf);
+	case QT1010_V_CAL_1F:
+		return (uint8_t)(0x0e + qt1010_cal_step(mod1, 0));
+	case QT1010_V_CAL_20:
+		return (uint8_t)(priv->cal_20 + 0x0d +
+				 qt1010_cal_step(mod1, 1));
+	case QT1010_V_CAL_25:
+		return 0;
+	}
+	return qt1010_lo_value(st->from, lo);
+}
+
+static int qt1010_tune(struct qt1010_priv *priv, uint32_t asked, uint32_t bw)
+{
 	uint32_t div =
-	    (uint32_t)(((uint64_t)rf + QT1010_LO_OFFSET) / QT1010_STEP);
-	uint32_t lo = div * QT1010_STEP;
-	size_t n = qt1010_tune_list(priv, rf, lo, list);
-	int ret;
+	    (uint32_t)(((uint64_t)asked + QT1010_LO_OFFSET) / QT1010_STEP);
+	uint32_t lo = div * QT1010_STEP, rf = lo - QT1010_LO_OFFSET;
+	uint8_t ignored = 0;
+	int ret = 0;
 
-	ret = qt1010_write_list(priv, list, n);
-	if (ret)
-		goto err;
-	ret = qt1010_run_loops(priv);
-	if (ret)
-		goto err;
-	ret = qt1010_writereg(priv, QT1010_REG_TUNE_CTRL, QT1010_TUNE_STOP);
-	if (ret)
-		goto err;
+	for (size_t i = 0; !ret && i < sizeof(qt1010_tune_steps) /
+					   sizeof(qt1010_tune_steps[0]);
+	     i++) {
+		const struct qt1010_step *st = &qt1010_tune_steps[i];
+
+		if (st->op == QT1010_RD)
+			ret = qt1010_readreg(priv, st->reg, &ignored);
+		else
+			ret = qt1010_writereg(
+			    priv, st->reg, qt1010_tune_value(priv, st, rf, lo));
+	}
+	if (ret) {
+		/* Half a sequence leaves the LO undefined. */
+		priv->tuned = 0;
+		qt1010_dbg(priv, "tune %u Hz failed: %d", asked, ret);
+		return ret;
+	}
 	priv->tuned = 1;
-	priv->frequency = lo - QT1010_LO_OFFSET;
+	priv->frequency = rf;
 	priv->bandwidth = bw;
 	return 0;
-err:
-	/* Half a sequence leaves the LO undefined. */
-	priv->tuned = 0;
-	qt1010_dbg(priv, "tune %u Hz failed: %d", rf, ret);
+}
+
+/* The init steps; the value read back from 0x20 is kept. */
+static int qt1010_init_regs(struct qt1010_priv *priv)
+{
+	uint8_t val = 0;
+	int ret = 0;
+
+	for (size_t i = 0; !ret && i < sizeof(qt1010_init_steps) /
+					   sizeof(qt1010_init_steps[0]);
+	     i++) {
+		const struct qt1010_step *st = &qt1010_init_steps[i];
+
+		if (st->op == QT1010_WR)
+			ret = qt1010_writereg(priv, st->reg, st->val);
+		else if (st->op == QT1010_MEASURE)
+			ret = qt1010_measure(priv, st, &val);
+		else
+			ret = qt1010_readreg(priv, st->reg, &val);
+		if (!ret && st->op == QT1010_RD && st->reg == QT1010_REG_CAL_20)
+			priv->cal_20 = val;
+	}
 	return ret;
 }
 
-/* Start a counter, run its operation, re-read until two reads agree. */
-static int qt1010_measure(struct qt1010_priv *priv,
-			  const struct qt1010_cal *cal, uint8_t *out)
+/* One LO range measurement: 0x07 = range, loop 0x22 run once. */
+static int qt1010_measure_range(struct qt1010_priv *priv, uint8_t range)
 {
-	const struct tunerd_host *host = priv->host;
-	uint8_t prev = 0, cur = 0;
-	int ret, i;
+	const uint8_t writes[][2] = {{QT1010_REG_LO_32M, range},
+				     {QT1010_REG_LOOP, 0xd0},
+				     {QT1010_REG_OPER, QT1010_OPER_IDLE},
+				     {QT1010_REG_OPER, QT1010_OPER_D0}};
+	uint8_t val = 0;
+	int ret = 0;
 
-	ret = qt1010_writereg(priv, cal->reg, cal->start);
+	for (size_t i = 0; !ret && i < sizeof(writes) / sizeof(writes[0]); i++)
+		ret = qt1010_writereg(priv, writes[i][0], writes[i][1]);
+	if (!ret)
+		ret = qt1010_readreg(priv, QT1010_REG_LOOP, &val);
 	if (!ret)
 		ret = qt1010_writereg(priv, QT1010_REG_OPER, QT1010_OPER_IDLE);
 	if (!ret)
-		ret = qt1010_writereg(priv, QT1010_REG_OPER, cal->oper);
-	if (!ret)
-		ret = qt1010_readregs(priv, cal->reg, &prev, 1);
-	for (i = 1; !ret && i < QT1010_MEAS_READS; i++) {
-		host->sleep_ms(host->ctx, QT1010_MEAS_WAIT_MS);
-		ret = qt1010_readregs(priv, cal->reg, &cur, 1);
-		if (!ret && cur == prev) {
-			*out = cur;
-			return 0;
-		}
-		prev = cur;
-	}
-	if (!ret) {
-		qt1010_log(priv, TUNERD_LOG_ERR,
-			   "calibration 0x%02x never settled", cal->reg);
-		ret = -ETIMEDOUT;
-	}
+		ret = qt1010_writereg(priv, QT1010_REG_LOOP, 0xff);
 	return ret;
 }
 
@@ -284,20 +458,18 @@ static int qt1010_check_params(const struct tstub_params *p, uint32_t *bw)
 static int qt1010_init(void *p)
 {
 	struct qt1010_priv *priv = p;
-	uint8_t *dest[] = {&priv->cal_25, &priv->cal_1f, &priv->cal_20};
 	uint32_t bw = 0;
-	int ret = 0;
+	int ret;
 
-	for (size_t i = 0; i < sizeof(qt1010_cals) / sizeof(qt1010_cals[0]);
-	     i++) {
-		ret = qt1010_measure(priv, &qt1010_cals[i], dest[i]);
-		if (ret)
-			goto err;
-	}
-	qt1010_dbg(priv, "calibration 1f=%02x 20=%02x 25=%02x", priv->cal_1f,
-		   priv->cal_20, priv->cal_25);
+	ret = qt1010_init_regs(priv);
+	for (uint8_t r = QT1010_RANGE_FIRST; !ret && r <= QT1010_RANGE_LAST;
+	     r++)
+		ret = qt1010_measure_range(priv, r);
+	if (ret)
+		goto err;
+	qt1010_dbg(priv, "init: 0x20 read 0x%02x", priv->cal_20);
 	/* A powered-up chip is tuned somewhere: where it was asked to be,
-	 * or mid-band. */
+	 * or where Linux's driver puts it, 545 MHz. */
 	if (priv->asked && !qt1010_check_params(&priv->params, &bw))
 		ret = qt1010_tune(priv, priv->params.frequency, bw);
 	else
@@ -306,6 +478,7 @@ static int qt1010_init(void *p)
 		goto err;
 	return 0;
 err:
+	priv->tuned = 0;
 	qt1010_dbg(priv, "init failed: %d", ret);
 	return ret;
 }

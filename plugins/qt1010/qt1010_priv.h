@@ -13,11 +13,13 @@
  * 0x11       FIXED_11   0xFD during a tune
  * 0x12       FIXED_12   0x91 during a tune
  * 0x1A       LO_125K    0x78 - 8 * ((LO mod 4 MHz) / 125 kHz), mod 256
- * 0x1E       OPER       operation register: D0, E0, F0 run measurements
- * 0x1F       CAL_1F     calibration counter (measured at init)
- * 0x20       CAL_20     calibration counter (measured at init)
- * 0x22-0x24  LOOP       loop results, read back after an operation
- * 0x25       CAL_25     calibration counter (measured at init)
+ * 0x1E       OPER       operation register: 00 idle; 81/82/84/D0 measure
+ *                       0x25/0x26/0x1F/0x22 at init; D0/E0/F0 run the
+ *                       0x22/0x23/0x24 loops of a tune
+ * 0x1F       CAL_1F     0x0E + a step by LO range during a tune
+ * 0x20       CAL_20     its init read-back + 0x0D + a step by LO range
+ * 0x22-0x24  LOOP       loop start values, read back after an operation
+ * 0x25       CAL_25     0 during a tune (see qt1010.c)
  * 0x29       ID         0x39
  *
  * LO = RF + 1246 MHz on a 125 kHz grid; the IF output is 36.125 MHz.
@@ -66,17 +68,14 @@
 #define QT1010_IF        36125000u
 #define QT1010_INIT_FREQ 545000000u
 
-/* An operation needs this long before its results are valid; a
- * calibration counter is read again every QT1010_MEAS_WAIT_MS until two
- * reads agree, at most QT1010_MEAS_READS times. */
-#define QT1010_OPER_WAIT_MS 10
-#define QT1010_MEAS_WAIT_MS 2
-#define QT1010_MEAS_READS   10
+/* A measurement re-reads its register until two reads agree, at most
+ * this many times after the first read. */
+#define QT1010_MEAS_READS 10
 
 struct qt1010_priv {
 	const struct tunerd_host *host;
 	uint16_t addr;
-	uint8_t cal_1f, cal_20, cal_25;
+	uint8_t cal_20;             /* register 0x20 as read back at init */
 	int asked;                  /* set_params was called */
 	struct tstub_params params; /* the last params asked */
 	int tuned;

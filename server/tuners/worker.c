@@ -55,7 +55,7 @@ static int worker_exec(struct worker *wk, struct worker_cmd *c)
 	case TUNER_OP_SLEEP:
 		return ops->sleep(wk->priv);
 	case TUNER_OP_STATUS:
-		err = worker_read_status(wk, &c->status);
+		err = worker_read_status(wk, &c->status, 1);
 		c->have_status = !err;
 		return err;
 	case TUNER_OP_FREQUENCY:

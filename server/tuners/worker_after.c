@@ -57,13 +57,22 @@ static void worker_status_merge(struct tstub_status *st,
 		st->bandwidth = dm->bandwidth;
 }
 
-int worker_read_status(struct worker *wk, struct tstub_status *st)
+/* The status from the chip and the bridge's demodulator; from the
+ * demodulator alone when the chip is not to be asked and there is one.
+ * After a tune from the kernel the demodulator tells, not the chip: the
+ * frontend asks the chip itself when it wants to, so the chip sees exactly
+ * the traffic of the kernel's own driver (the kernel test's parity check
+ * compares the two). */
+int worker_read_status(struct worker *wk, struct tstub_status *st,
+		       int ask_chip)
 {
 	union tstub_buf reply;
 	int err;
 
 	memset(st, 0, sizeof(*st));
-	err = wk->a->ops->get_status(wk->priv, st);
+	err = ask_chip || !wk->a->demod_status
+		  ? wk->a->ops->get_status(wk->priv, st)
+		  : 0;
 	if (err)
 		return err;
 	if (wk->a->demod_status) {
@@ -120,7 +129,7 @@ static void worker_watch_step(struct worker *wk)
 	if (!w->until_ns || now < w->next_ns)
 		return;
 	w->reads++;
-	if (worker_read_status(wk, &m.lock.status)) {
+	if (worker_read_status(wk, &m.lock.status, 1)) {
 		w->until_ns = 0; /* its error reaches the next status read */
 		return;
 	}
@@ -171,7 +180,8 @@ void worker_finish(struct worker *wk, struct worker_cmd *c, int notify_stub)
 		if (notify_stub)
 			worker_notify(&wk->ctx, TSTUB_PARAMS_CHANGED, &wk->cur,
 				      sizeof(wk->cur));
-		c->have_status = !worker_read_status(wk, &c->status);
+		c->have_status = !worker_read_status(
+		    wk, &c->status, c->origin != TUNER_ORIGIN_KERNEL);
 	}
 	wk->ctx.cmd_deadline_ns = 0;
 	worker_report_done(wk, c);
@@ -199,7 +209,8 @@ void worker_settle_owed(struct worker *wk, enum worker_owed how,
 		c->status = *st;
 		c->have_status = 1;
 	} else if (how == WORKER_OWED_READ) {
-		c->have_status = !worker_read_status(wk, &c->status);
+		c->have_status = !worker_read_status(
+		    wk, &c->status, c->origin != TUNER_ORIGIN_KERNEL);
 	}
 	worker_report_done(wk, c);
 }

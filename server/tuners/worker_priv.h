@@ -84,7 +84,8 @@ enum worker_owed {
 };
 
 /* worker_after.c */
-int worker_read_status(struct worker *wk, struct tstub_status *st);
+int worker_read_status(struct worker *wk, struct tstub_status *st,
+		       int ask_chip);
 void worker_report(struct worker *wk, union wmsg *m);
 /* Report c to the daemon: after a good tune, notify the stub when asked
  * and read the status first (the API's tunes answer with it). */

@@ -156,6 +156,16 @@ t_daemon_init() {
 	wait_for 40 announced $NCLIENTS
 	r=$?
 	cat $ST/state $ST/clients
+	# The cold start's steps with their times, on the console; when a
+	# tuner was not announced, the daemon's whole start (the status
+	# sampler's lines left out: they bury it).
+	if [ $r -eq 0 ]; then
+		grep -E 'connected|describes|loaded|attach|->' \
+			/tmp/daemon-$DLOG.log | head -n 24 >/dev/console
+	else
+		grep -v 'status from sampler' /tmp/daemon-$DLOG.log |
+			head -n 80 >/dev/console
+	fi
 	return $r
 }
 
@@ -459,13 +469,14 @@ t_netapi_api() {
 
 t_rmmod() {
 	stop_daemon
-	for m in $(tac /etc/ktest/modules.load) mt2060; do
+	for m in vbridge mt2060 qt1010 xc2028 \
+		$(tac /etc/ktest/modules.load); do
 		m=$(basename $m .ko | tr - _)
 		grep -q "^$m " /proc/modules || continue
 		say "rmmod $m"
 		rmmod $m || return 1
 	done
-	! grep -Eq '^(vbridge|tuner_stub|dvb_core|videodev|mc|mt2060) ' \
+	! grep -Eq '^(vbridge|tuner_stub|dvb_core|videodev|mc|mt2060|qt1010|xc2028) ' \
 		/proc/modules
 }
 
@@ -507,6 +518,12 @@ else
 	mark netapi-api-tune SKIP "needs tunerd"
 fi
 check kernel-tuner-variant t_kernel_tuner
+if [ "$DAEMON" = tunerd ]; then
+	. /etc/ktest/parity.sh
+	check parity-traces t_parity
+else
+	mark parity-traces SKIP "needs tunerd"
+fi
 check rmmod-clean t_rmmod
 check dmesg-clean t_dmesg
 

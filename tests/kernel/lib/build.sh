@@ -72,6 +72,9 @@ stage_tunerd() {
 	cp "$build_dir"/plugins/*.so "$opt/plugins/"
 	"$build_dir/bin/tunerd-mkfw-xc3028" "$opt/firmware/xc3028-v27.fw" \
 		>/dev/null
+	# The same file for xc2028.ko (request_firmware).
+	install -D -m 0644 "$opt/firmware/xc3028-v27.fw" \
+		"$st/lib/firmware/xc3028-v27.fw"
 	copy_libs "$st" "$opt/bin/tunerd" "$opt"/plugins/*.so
 	# libwebsockets opens its libuv glue as a plugin at run time, from
 	# the path it was built with: ldd does not see it.
@@ -98,7 +101,7 @@ stage_tunerd() {
 stage_modules() {
 	local st=$1 mods=lib/modules/$KVER m ko
 	mkdir -p "$st/$mods/extra"
-	for m in dvb_core videodev mt2060; do
+	for m in dvb_core videodev mt2060 qt1010 xc2028; do
 		for ko in $(modprobe -d "$IMG" -S "$KVER" --show-depends "$m" |
 			awk '$1 == "insmod" {print $2}'); do
 			install -D -m 0644 "$ko" "$st/${ko#"$IMG"/}"
@@ -134,6 +137,8 @@ stage_initramfs() {
 	} >"$st/etc/ktest.conf"
 	install -m 0755 "$root/tests/kernel/guest/init" "$st/init"
 	install -m 0755 "$root/tests/kernel/guest/checks.sh" "$st/checks.sh"
+	install -m 0644 "$root/tests/kernel/guest/parity.sh" \
+		"$st/etc/ktest/parity.sh"
 	(cd "$st" && find . -print0 | cpio --null -o -H newc -R 0:0 --quiet) |
 		gzip -1 >"$work/initramfs.gz"
 	log "initramfs: $(du -h "$work/initramfs.gz" | cut -f1)"

@@ -55,12 +55,51 @@ struct vb_chip {
 
 struct vbridge;
 
+/*
+ * The in-kernel drivers' configuration structs.  Their headers are not in
+ * the kernel headers package, so the layouts of Linux 6.1's
+ * drivers/media/tuners/qt1010.h and xc2028.h are repeated here.
+ */
+struct vb_qt1010_config {
+	u8 i2c_address;
+};
+
+struct vb_xc2028_ctrl {
+	char *fname;
+	int max_len;
+	int msleep;
+	unsigned int scode_table;
+	unsigned int mts:1;
+	unsigned int input1:1;
+	unsigned int vhfbw7:1;
+	unsigned int uhfbw8:1;
+	unsigned int disable_power_mgmt:1;
+	unsigned int read_not_reliable:1;
+	unsigned int demod;		/* demodulator IF in kHz */
+	unsigned int type:2;		/* enum firmware_type: 0 auto */
+};
+
+struct vb_xc2028_config {
+	struct i2c_adapter *i2c_adap;
+	u8 i2c_addr;
+	struct vb_xc2028_ctrl *ctrl;
+};
+
+/* The board every tuner of a frontend gets, stub or in-kernel driver. */
+#define VB_XC3028_MAX_LEN 64
+#define VB_XC3028_DEMOD_KHZ 4560	/* XC3028_FE_ZARLINK456 */
+#define VB_XC3028_FIRMWARE "xc3028-v27.fw"
+#define VB_MT2060_IF1_MHZ 1220
+
 struct vb_fe {
 	struct dvb_frontend fe;
 	struct vbridge *vb;
 	struct vb_chip *chip;
 	bool kernel_tuner;		/* an in-kernel driver, not the stub */
-	struct i2c_client *kclient;	/* that driver's client */
+	struct i2c_client *kclient;	/* that driver's client (mt2060) */
+	const char *kattach;		/* or its attach function's name */
+	struct vb_qt1010_config qt_cfg;	/* what those drivers keep a */
+	struct vb_xc2028_ctrl xc_ctrl;	/* pointer to */
 	bool registered;
 	bool tuned;			/* the frontend thread tuned once */
 };
@@ -90,6 +129,9 @@ struct vbridge {
 	int analog_err;
 	char analog_last[32];
 
+	struct mutex oracle_lock;	/* one oracle request at a time */
+	unsigned int oracle_seq;
+
 	struct dentry *dbg;
 	struct mutex trace_lock;	/* the trace list */
 	struct list_head trace;
@@ -105,11 +147,16 @@ extern const struct vb_chip_type vb_xc3028_type;
 int vb_i2c_add(struct vbridge *vb);
 void vb_i2c_del(struct vbridge *vb);
 void vb_trace_clear(struct vbridge *vb);
+__printf(2, 3) void vb_trace_note(struct vbridge *vb, const char *fmt, ...);
 void vb_debugfs_init(struct vbridge *vb);
 
 /* vbridge_analog.c */
 int vb_analog_create(struct vbridge *vb, struct vb_chip *chip);
 void vb_analog_destroy(struct vbridge *vb);
+
+/* vbridge_oracle.c */
+void vb_oracle_init(struct vbridge *vb);
+const char *vb_callback_name(u32 cmd);
 
 /* vbridge_fe.c */
 int vb_fe_create(struct vbridge *vb, struct vb_fe *vfe, bool kernel_tuner);

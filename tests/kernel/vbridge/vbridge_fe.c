@@ -15,9 +15,8 @@
 #include "vbridge.h"
 
 /*
- * The in-kernel MT2060 driver's platform data.  Its header is not in the
- * kernel headers package, so the layout of drivers/media/tuners/mt2060.h
- * (Linux 4.13 and later) is repeated here.
+ * The in-kernel MT2060 driver's platform data, the layout of Linux 6.1's
+ * drivers/media/tuners/mt2060.h (see vbridge.h).
  */
 struct vb_mt2060_platform_data {
 	u8 clock_out;
@@ -154,12 +153,18 @@ static const struct dvb_frontend_ops vb_fe_ops = {
 	.read_signal_strength = vb_fe_read_signal_strength,
 };
 
-/* The bridge's tuner callback: the reset line restarts the chip. */
-static int vb_tuner_callback(void *priv, u32 cmd, u32 arg)
+/*
+ * The bridge's tuner callback, for the stub (TSTUB_CTRL_*) and for the
+ * in-kernel drivers (fe->callback, xc2028's numbering: reset 0, clock 1,
+ * flush 2).  Each is recorded in the trace by name; the reset line
+ * restarts the chip.
+ */
+static int vb_chip_callback(struct vb_fe *vfe, u32 cmd, u32 arg)
 {
-	struct vb_fe *vfe = priv;
 	struct vbridge *vb = vfe->vb;
 
+	vb_trace_note(vb, "i2c-%d 0x%02x C %s %u", vb->adap.nr,
+		      vfe->chip->addr, vb_callback_name(cmd), arg);
 	if (cmd != TSTUB_CTRL_TUNER_RESET)
 		return 0;
 	mutex_lock(&vb->chip_lock);
@@ -167,6 +172,28 @@ static int vb_tuner_callback(void *priv, u32 cmd, u32 arg)
 	vfe->chip->type->reset(vfe->chip);
 	mutex_unlock(&vb->chip_lock);
 	return 0;
+}
+
+static int vb_tuner_callback(void *priv, u32 cmd, u32 arg)
+{
+	return vb_chip_callback(priv, cmd, arg);
+}
+
+/* fe->callback: the adapter's priv is the bridge; one kernel tuner each. */
+static int vb_kernel_callback(void *adapter_priv, int component, int cmd,
+			      int arg)
+{
+	struct vbridge *vb = adapter_priv;
+	unsigned int i;
+
+	if (component != DVB_FRONTEND_COMPONENT_TUNER || cmd < 0 || cmd > 2)
+		return -EINVAL;
+	for (i = 0; i < vb->nfe; i++)
+		if (vb->fes[i].kattach || vb->fes[i].kclient)
+			return vb_chip_callback(&vb->fes[i],
+						cmd + TSTUB_CTRL_TUNER_RESET,
+						arg);
+	return -ENODEV;
 }
 
 /* What the demodulator sees: the chip's lock, a fixed good signal. */
@@ -188,6 +215,16 @@ static int vb_demod_status(void *priv, struct tstub_status *st)
 	return 0;
 }
 
+/* The board word each plugin reads (plugins/<chip>/<chip>.h). */
+static u32 vb_stub_config(const struct vb_chip_type *type)
+{
+	if (type == &vb_mt2060_type)
+		return (u32)VB_MT2060_IF1_MHZ << 16;	/* no clock out, no cap */
+	if (type == &vb_xc3028_type)
+		return VB_XC3028_MAX_LEN | VB_XC3028_DEMOD_KHZ << 8;
+	return 0;
+}
+
 static int vb_fe_attach_stub(struct vb_fe *vfe)
 {
 	struct tuner_stub_config cfg = {
@@ -195,6 +232,7 @@ static int vb_fe_attach_stub(struct vb_fe *vfe)
 		.i2c_addr = vfe->chip->addr,
 		.vendor_id = 0x1d6b,	/* Linux Foundation: virtual */
 		.product_id = 0x7b01,
+		.config = vb_stub_config(vfe->chip->type),
 		.bridge_name = "vbridge",
 		.bridge_priv = vfe,
 		.tuner_callback = vb_tuner_callback,
@@ -206,10 +244,11 @@ static int vb_fe_attach_stub(struct vb_fe *vfe)
 	return 0;
 }
 
-static int vb_fe_attach_kernel(struct vb_fe *vfe)
+/* mt2060.ko: an I2C driver, bound as bridges do with dvb_module_probe(). */
+static int vb_attach_mt2060(struct vb_fe *vfe)
 {
 	struct vb_mt2060_platform_data pdata = {
-		.if1 = 1220,
+		.if1 = VB_MT2060_IF1_MHZ,
 		.dvb_frontend = &vfe->fe,
 	};
 	struct i2c_board_info info = {
@@ -218,8 +257,6 @@ static int vb_fe_attach_kernel(struct vb_fe *vfe)
 	};
 	struct i2c_client *client;
 
-	if (vfe->chip->type != &vb_mt2060_type)
-		return -EOPNOTSUPP;
 	strscpy(info.type, "mt2060", sizeof(info.type));
 	request_module("mt2060");
 	client = i2c_new_client_device(&vfe->vb->adap, &info);
@@ -232,6 +269,64 @@ static int vb_fe_attach_kernel(struct vb_fe *vfe)
 	}
 	vfe->kclient = client;
 	return 0;
+}
+
+struct dvb_frontend *qt1010_attach(struct dvb_frontend *fe,
+				   struct i2c_adapter *i2c,
+				   struct vb_qt1010_config *cfg);
+struct dvb_frontend *xc2028_attach(struct dvb_frontend *fe,
+				   struct vb_xc2028_config *cfg);
+
+/* qt1010.ko: attached with dvb_attach(), as its bridges do. */
+static int vb_attach_qt1010(struct vb_fe *vfe)
+{
+	vfe->qt_cfg.i2c_address = vfe->chip->addr;
+	request_module("qt1010");
+	if (!dvb_attach(qt1010_attach, &vfe->fe, &vfe->vb->adap,
+			&vfe->qt_cfg))
+		return -ENODEV;
+	vfe->kattach = "qt1010_attach";
+	return 0;
+}
+
+/*
+ * xc2028.ko: dvb_attach(), then set_config with the board: the
+ * firmware file, the longest write, the demodulator's IF.  The firmware
+ * is requested at once and loaded on the first tune.
+ */
+static int vb_attach_xc2028(struct vb_fe *vfe)
+{
+	struct vb_xc2028_config cfg = {
+		.i2c_adap = &vfe->vb->adap,
+		.i2c_addr = vfe->chip->addr,
+	};
+
+	vfe->xc_ctrl.fname = VB_XC3028_FIRMWARE;
+	vfe->xc_ctrl.max_len = VB_XC3028_MAX_LEN;
+	vfe->xc_ctrl.demod = VB_XC3028_DEMOD_KHZ;
+	vfe->vb->dvb.priv = vfe->vb;
+	vfe->fe.callback = vb_kernel_callback;
+	request_module("xc2028");
+	if (!dvb_attach(xc2028_attach, &vfe->fe, &cfg))
+		return -ENODEV;
+	vfe->kattach = "xc2028_attach";
+	if (vfe->fe.ops.tuner_ops.set_config)
+		return vfe->fe.ops.tuner_ops.set_config(&vfe->fe,
+							&vfe->xc_ctrl);
+	return 0;
+}
+
+static int vb_fe_attach_kernel(struct vb_fe *vfe)
+{
+	const struct vb_chip_type *type = vfe->chip->type;
+
+	if (type == &vb_mt2060_type)
+		return vb_attach_mt2060(vfe);
+	if (type == &vb_qt1010_type)
+		return vb_attach_qt1010(vfe);
+	if (type == &vb_xc3028_type)
+		return vb_attach_xc2028(vfe);
+	return -EOPNOTSUPP;
 }
 
 /**
@@ -279,6 +374,12 @@ void vb_fe_destroy(struct vb_fe *vfe)
 		module_put(vfe->kclient->dev.driver->owner);
 		i2c_unregister_device(vfe->kclient);
 		vfe->kclient = NULL;
+	} else if (vfe->kattach) {
+		/* What dvb_frontend_detach() would do for dvb_attach(). */
+		if (vfe->fe.ops.tuner_ops.release)
+			vfe->fe.ops.tuner_ops.release(&vfe->fe);
+		__symbol_put(vfe->kattach);
+		vfe->kattach = NULL;
 	} else {
 		tuner_stub_detach(&vfe->fe);
 	}

@@ -29,6 +29,23 @@ static struct vb_chip *vb_chip_at(struct vbridge *vb, u16 addr)
 	return NULL;
 }
 
+static void vb_trace_append(struct vbridge *vb, struct vb_trace_line *line)
+{
+	mutex_lock(&vb->trace_lock);
+	list_add_tail(&line->link, &vb->trace);
+	vb->trace_bytes += line->len;
+	while (vb->trace_bytes > VB_TRACE_MAX_BYTES) {
+		struct vb_trace_line *old;
+
+		old = list_first_entry(&vb->trace, struct vb_trace_line, link);
+		list_del(&old->link);
+		vb->trace_bytes -= old->len;
+		vb->trace_dropped++;
+		kfree(old);
+	}
+	mutex_unlock(&vb->trace_lock);
+}
+
 static void vb_trace_add(struct vbridge *vb, const struct i2c_msg *msg,
 			 bool data, bool nak)
 {
@@ -45,20 +62,31 @@ static void vb_trace_add(struct vbridge *vb, const struct i2c_msg *msg,
 		n += scnprintf(line->text + n, max - n, " %02x", msg->buf[i]);
 	n += scnprintf(line->text + n, max - n, "%s\n", nak ? " NAK" : "");
 	line->len = n;
+	vb_trace_append(vb, line);
+}
 
-	mutex_lock(&vb->trace_lock);
-	list_add_tail(&line->link, &vb->trace);
-	vb->trace_bytes += n;
-	while (vb->trace_bytes > VB_TRACE_MAX_BYTES) {
-		struct vb_trace_line *old;
+/**
+ * vb_trace_note() - one line of text in the trace, between the segments
+ * @vb: the bridge
+ * @fmt: printf format of the line, without its newline
+ *
+ * The bridge callbacks and the oracle's request marks (vbridge_oracle.c).
+ */
+void vb_trace_note(struct vbridge *vb, const char *fmt, ...)
+{
+	struct vb_trace_line *line;
+	va_list ap;
+	size_t max = 160, n;
 
-		old = list_first_entry(&vb->trace, struct vb_trace_line, link);
-		list_del(&old->link);
-		vb->trace_bytes -= old->len;
-		vb->trace_dropped++;
-		kfree(old);
-	}
-	mutex_unlock(&vb->trace_lock);
+	line = kmalloc(struct_size(line, text, max), GFP_KERNEL);
+	if (!line)
+		return;
+	va_start(ap, fmt);
+	n = vscnprintf(line->text, max - 1, fmt, ap);
+	va_end(ap);
+	line->text[n++] = '\n';
+	line->len = n;
+	vb_trace_append(vb, line);
 }
 
 void vb_trace_clear(struct vbridge *vb)

@@ -8,7 +8,8 @@
  *
  * chips: the emulated chips, one frontend each (mt2060, qt1010, xc3028);
  * addrs: their 7-bit addresses (0: the chip's usual one);
- * tuners: "stub" or "kernel" per frontend ("kernel": mt2060 only);
+ * tuners: "stub" or "kernel" per frontend (Linux's mt2060.ko, qt1010.ko,
+ * xc2028.ko on the same board, see vbridge_fe.c);
  * analog: one more chip (e.g. xc3028), no frontend, whose tuner is the
  * stub's V4L2 subdevice; analog_addr: its address (default 0x64).
  */
@@ -137,6 +138,7 @@ static int vb_setup(struct vbridge *vb)
 	if (IS_ERR(vb->dev))
 		return PTR_ERR(vb->dev);
 	vb_debugfs_init(vb);
+	vb_oracle_init(vb);
 	ret = vb_i2c_add(vb);
 	if (ret)
 		return ret;
@@ -161,6 +163,7 @@ static int __init vb_init(void)
 		return -ENOMEM;
 	mutex_init(&vb->chip_lock);
 	mutex_init(&vb->trace_lock);
+	mutex_init(&vb->oracle_lock);
 	INIT_LIST_HEAD(&vb->trace);
 	ret = vb_setup(vb);
 	if (ret) {

@@ -95,7 +95,7 @@ static uint8_t lnaband(long rf_khz)
 static void expect_tune(uint32_t freq, long if1_khz, uint8_t r[5],
 			uint32_t *tuned)
 {
-	long rf = ((long)freq + 500) / 1000;
+	long rf = (long)freq / 1000; /* truncated, as Linux's driver does */
 	long f_lo1 = (rf + if1_khz) / 250 * 250;
 	long f_lo2 = (f_lo1 - rf - 36150 + 25) / 50 * 50;
 	long num1 = (f_lo1 / 250) & 0x3F, div1 = f_lo1 / 250 / 64;
@@ -168,6 +168,8 @@ static void test_probe_calibration(const struct mock_plugin *p)
 
 	mock_ev_write(&want, CHIP_ADDR, (uint8_t[]){0x00}, 1);
 	mock_ev_read(&want, CHIP_ADDR, (uint8_t[]){0x63}, 1);
+	/* Powered up for the calibration (MISC_CTRL), asleep after it. */
+	mock_ev_write(&want, CHIP_ADDR, (uint8_t[]){0x09, 0x20}, 2);
 	mock_ev_write(&want, CHIP_ADDR,
 		      (uint8_t[]){0x01, 0x3F, 0x74, 0x00, 0x08, 0x93}, 6);
 	mock_ev_write(&want, CHIP_ADDR,
@@ -175,11 +177,15 @@ static void test_probe_calibration(const struct mock_plugin *p)
 				  0x00, 0x2C, 0x42},
 		      10);
 	mock_ev_write(&want, CHIP_ADDR, (uint8_t[]){0x0B, 0x30}, 2);
+	/* FM1SS first; FM1CA joins it once, in the first round. */
 	for (int round = 0; round < 9; round++) {
-		uint8_t on = (uint8_t)(0x40 | (round == 0 ? 0x80 : 0));
-
-		mock_ev_write(&want, CHIP_ADDR, (uint8_t[]){0x03, on}, 2);
+		mock_ev_write(&want, CHIP_ADDR, (uint8_t[]){0x03, 0x40}, 2);
 		mock_ev_sleep(&want, 20);
+		if (round == 0) {
+			mock_ev_write(&want, CHIP_ADDR, (uint8_t[]){0x03, 0xC0},
+				      2);
+			mock_ev_sleep(&want, 20);
+		}
 		mock_ev_write(&want, CHIP_ADDR, (uint8_t[]){0x03, 0x00}, 2);
 		mock_ev_sleep(&want, 20);
 	}
@@ -187,6 +193,7 @@ static void test_probe_calibration(const struct mock_plugin *p)
 	mock_ev_read(&want, CHIP_ADDR, (uint8_t[]){0x40}, 1);
 	mock_ev_write(&want, CHIP_ADDR, (uint8_t[]){0x07}, 1);
 	mock_ev_read(&want, CHIP_ADDR, (uint8_t[]){0x4B}, 1);
+	mock_ev_write(&want, CHIP_ADDR, (uint8_t[]){0x09, 0xE8}, 2);
 	diff = mock_events_diff(&r.mh.events, 0, &want, why, sizeof(why));
 	if (diff >= 0)
 		fprintf(stderr, "calibration: %s\n", why);
@@ -295,10 +302,11 @@ static void test_config_word(const struct mock_plugin *p)
 		if (e->kind == MOCK_EV_WRITE || e->kind == MOCK_EV_READ)
 			CHECK_EQ_INT(e->addr, 0x61);
 	}
-	/* The split writes still land on the right registers. */
+	/* The split writes still land on the right registers (MISC_CTRL
+	 * asleep after the calibration). */
 	CHECK(!memcmp(
 	    r.chip.regs + 0x09,
-	    (uint8_t[]){0x20, 0x1E, 0xB0, 0xFF, 0x80, 0xFF, 0x00, 0x2C, 0x42},
+	    (uint8_t[]){0xE8, 0x1E, 0xB0, 0xFF, 0x80, 0xFF, 0x00, 0x2C, 0x42},
 	    9));
 	CHECK_EQ_INT(p->ops->init(r.priv), 0);
 	CHECK_EQ_INT(r.chip.regs[0x0B], 0xB3);

@@ -170,7 +170,7 @@ static void test_abi(const struct mock_plugin *p)
 }
 
 /* The tune just made: one start..stop bracket, the registers of the
- * facts, the operations run and their results read back. */
+ * facts, the loop operations run and their results read back. */
 static void check_tune(struct rig *r, uint32_t freq, int after_init)
 {
 	struct expect e = expect_tune(freq);
@@ -193,7 +193,7 @@ static void check_tune(struct rig *r, uint32_t freq, int after_init)
 				first = x;
 			last = x;
 		}
-		if (x->kind == MOCK_EV_READ && x->len == 3 && i &&
+		if (x->kind == MOCK_EV_READ && x->len == 1 && i &&
 		    ev->ev[i - 1].data[0] == 0x22)
 			loop_reads++;
 		if (x->kind == MOCK_EV_READ && x->len == 1 && i &&
@@ -203,8 +203,8 @@ static void check_tune(struct rig *r, uint32_t freq, int after_init)
 	CHECK(first && first->data[0] == 0x01 && first->data[1] == 0x80);
 	CHECK(last && last->data[0] == 0x01 && last->data[1] == 0x00);
 	CHECK_EQ_INT(r->chip.in_tune, 0);
-	CHECK(loop_reads >= 1);
-	CHECK(band_reads >= 1);
+	CHECK_EQ_INT(loop_reads, 2);
+	CHECK_EQ_INT(band_reads, 1);
 	if (regs[0x07] != e.r07 || regs[0x0A] != e.r0a || regs[0x1A] != e.r1a) {
 		fprintf(stderr,
 			"%u Hz: 07=%02x 0A=%02x 1A=%02x, want %02x "
@@ -215,7 +215,8 @@ static void check_tune(struct rig *r, uint32_t freq, int after_init)
 	}
 	CHECK_EQ_INT(regs[0x09], e.r09);
 	CHECK_EQ_INT(regs[0x0B], e.r0b);
-	CHECK_EQ_INT(regs[0x05], e.r05);
+	/* Register 5: the band, then only its high nibble. */
+	CHECK_EQ_INT(regs[0x05], e.r05 & 0xF0);
 	CHECK_EQ_INT(regs[0x00], 0x92);
 	CHECK_EQ_INT(regs[0x11], 0xFD);
 	CHECK_EQ_INT(regs[0x12], 0x91);
@@ -290,6 +291,11 @@ static void test_status_and_power(const struct mock_plugin *p)
 
 	rig_init(&r);
 	CHECK_EQ_INT(p->ops->probe(&r.mh.host, &r.cfg, &r.priv), 0);
+	/* Never tuned: no lock claimed, no frequency. */
+	CHECK_EQ_INT(p->ops->get_status(r.priv, &st), 0);
+	CHECK(!(st.valid & (TSTUB_ST_PLL_LOCK | TSTUB_ST_FE_STATUS)));
+	CHECK_EQ_INT(st.pll_locked, 0);
+	CHECK_EQ_INT(st.frequency, 0);
 	CHECK_EQ_INT(p->ops->init(r.priv), 0);
 	/* Status: only the tuned frequency, no lock bit to read. */
 	params = mock_params(TSTUB_DELSYS_DVBT, 474000000, 7000000);
@@ -310,54 +316,65 @@ static void test_status_and_power(const struct mock_plugin *p)
 	mock_host_free(&r.mh);
 }
 
-/* The value a calibration counter settled on during init: the last read
- * of it that repeated the read before. */
-static int settled_value(const struct mock_events *ev, uint8_t reg)
+/* The value register 0x20 read back during init: the last read whose
+ * register pointer was 0x20. */
+static int read_back(const struct mock_events *ev, uint8_t reg)
 {
-	int prev = -1, value = -1;
+	int value = -1;
 
 	for (size_t i = 1; i < ev->n; i++) {
 		const struct mock_event *x = &ev->ev[i], *w = &ev->ev[i - 1];
 
-		if (x->kind != MOCK_EV_READ || w->kind != MOCK_EV_WRITE ||
-		    w->len != 1 || w->data[0] != reg)
-			continue;
-		if (x->data[0] == prev)
-			value = prev;
-		prev = x->data[0];
+		if (x->kind == MOCK_EV_READ && w->kind == MOCK_EV_WRITE &&
+		    w->len == 1 && w->data[0] == reg)
+			value = x->data[0];
 	}
 	return value;
 }
 
-/* The calibration values measured at init go back into every tune. */
+/* What a tune writes to 0x1f, 0x20 and 0x25, as Linux's driver computes
+ * it: 0x1f = 0x0e + step, 0x20 = init read-back + 0x0d + step, 0x25 = 0;
+ * the step counts the LO's place in its 32 MHz cycle. */
 static void test_calibration(const struct mock_plugin *p)
 {
-	static const uint8_t cal_regs[] = {0x1F, 0x20, 0x25};
-	struct tstub_params params =
-	    mock_params(TSTUB_DELSYS_DVBT, 602000000, 8000000);
-	int settled[3], written[3] = {-1, -1, -1};
+	/* LOs 24, 16, 16, 10 and 4 MHz into their 32 MHz cycle. */
+	static const uint32_t freqs[] = {602000000, 474000000, 50000000,
+					 860000000, 178000000};
 	struct rig r;
+	int back20;
 
 	rig_init(&r);
 	CHECK_EQ_INT(p->ops->probe(&r.mh.host, &r.cfg, &r.priv), 0);
 	mock_events_clear(&r.mh.events);
 	CHECK_EQ_INT(p->ops->init(r.priv), 0);
-	for (int i = 0; i < 3; i++) {
-		settled[i] = settled_value(&r.mh.events, cal_regs[i]);
-		CHECK(settled[i] >= 0);
-	}
-	mock_events_clear(&r.mh.events);
-	CHECK_EQ_INT(p->ops->set_params(r.priv, &params), 0);
-	for (size_t i = 0; i < r.mh.events.n; i++) {
-		const struct mock_event *e = &r.mh.events.ev[i];
+	back20 = read_back(&r.mh.events, 0x20);
+	CHECK(back20 >= 0);
+	for (size_t i = 0; i < sizeof(freqs) / sizeof(freqs[0]); i++) {
+		struct tstub_params params =
+		    mock_params(TSTUB_DELSYS_DVBT, freqs[i], 8000000);
+		uint64_t lo =
+		    ((uint64_t)freqs[i] + 1246000000u) / 125000 * 125000;
+		uint32_t mhz = (uint32_t)(lo % 32000000u / 1000000u);
+		uint8_t s1f = mhz < 8    ? 0
+			      : mhz < 12 ? 1
+			      : mhz < 16 ? 2
+			      : mhz < 24 ? 3
+			      : mhz < 28 ? 4
+					 : 5;
+		uint8_t s20 = mhz < 8    ? 0
+			      : mhz < 12 ? 1
+			      : mhz < 20 ? 2
+			      : mhz < 24 ? 3
+			      : mhz < 28 ? 4
+					 : 5;
 
-		for (int c = 0; c < 3; c++)
-			if (e->kind == MOCK_EV_WRITE && e->len == 2 &&
-			    e->data[0] == cal_regs[c] && written[c] < 0)
-				written[c] = e->data[1];
+		if (i == 0) /* 24 MHz: 0x1f and 0x20 both 4 steps up */
+			CHECK(s1f == 4 && s20 == 4);
+		CHECK_EQ_INT(p->ops->set_params(r.priv, &params), 0);
+		CHECK_EQ_INT(r.chip.regs[0x1F], 0x0E + s1f);
+		CHECK_EQ_INT(r.chip.regs[0x20], (uint8_t)(back20 + 0x0D + s20));
+		CHECK_EQ_INT(r.chip.regs[0x25], 0x00);
 	}
-	for (int c = 0; c < 3; c++)
-		CHECK_EQ_INT(written[c], settled[c]);
 	p->ops->release(r.priv);
 	mock_host_free(&r.mh);
 

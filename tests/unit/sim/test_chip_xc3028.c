@@ -98,6 +98,7 @@ static void test_create_errors(void)
 	uint8_t *copy = malloc(fw_len);
 	size_t base_at = (size_t)(host_find(T_BASE, 0)->data - fw_data);
 	size_t f8_at = (size_t)(host_find(T_BASE | T_F8MHZ, 0)->data - fw_data);
+	size_t fm_at = (size_t)(host_find(T_BASE | T_FM, 0)->data - fw_data);
 
 	CHECK(make_chip(1, NULL, err, sizeof(err)) == NULL && err[0]);
 	CHECK(make_chip(1, "/nonexistent/xc3028-v27.fw", err, sizeof(err)) ==
@@ -115,7 +116,7 @@ static void test_create_errors(void)
 	memcpy(copy, fw_data, fw_len);
 	copy[base_at - 16] = 0;
 	copy[f8_at - 16] = 0;
-	copy[host_find(T_BASE | T_FM, 0)->data - fw_data - 16] = 0;
+	copy[fm_at - 16] = 0;
 	copy[host_find(T_BASE | T_FM | T_INPUT1, 0)->data - fw_data - 16] = 0;
 	expect_create_fails(copy, fw_len, "no BASE");
 	memcpy(copy, fw_data, fw_len);
