@@ -63,8 +63,7 @@ static void worker_status_merge(struct tstub_status *st,
  * frontend asks the chip itself when it wants to, so the chip sees exactly
  * the traffic of the kernel's own driver (the kernel test's parity check
  * compares the two). */
-int worker_read_status(struct worker *wk, struct tstub_status *st,
-		       int ask_chip)
+int worker_read_status(struct worker *wk, struct tstub_status *st, int ask_chip)
 {
 	union tstub_buf reply;
 	int err;
