@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages the build and the tests need, only those
-# that are missing.  Usage: scripts/deps.sh [build|test|kernel]...
+# that are missing.  Usage: scripts/deps.sh [build|test|kernel|demo]...
 set -euo pipefail
 
 # libwebsockets-evlib-uv: lws runs on the daemon's libuv loop (a foreign
@@ -17,6 +17,8 @@ build_pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev
 test_pkgs=(python3 curl python3-websocket python3-yaml python3-jsonschema
 	chromium ffmpeg)
 kernel_pkgs=(qemu-system-x86 busybox-static cpio kmod)
+# demo.sh: curl tunes the demo box and ffmpeg makes its test cards.
+demo_pkgs=(curl ffmpeg)
 
 want=("${build_pkgs[@]}")
 for set in "$@"; do
@@ -24,6 +26,7 @@ for set in "$@"; do
 	build) ;;
 	test) want+=("${test_pkgs[@]}") ;;
 	kernel) want+=("${kernel_pkgs[@]}") ;;
+	demo) want+=("${demo_pkgs[@]}") ;;
 	*) echo "deps.sh: unknown set '$set'" >&2; exit 2 ;;
 	esac
 done
