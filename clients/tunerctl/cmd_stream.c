@@ -8,13 +8,16 @@
  * of which are a normal end (exit 0).  The box closing it is not: a
  * recorder must learn that its recording is cut (exit 3).  The bytes go to
  * stdout with write(2) as curl hands them over, without stdio's buffer in
- * between, so a player reading a pipe gets each piece at once.
+ * between, so a player reading a pipe gets each piece at once; a page a
+ * write costs about 750 poll+write pairs a second at 24 Mbit/s, nothing
+ * beside the network side.
  */
 #include "http.h"
 #include "tunerctl.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +29,8 @@
 #define RATE_TTY_MS    500
 #define RATE_LOG_MS    5000
 #define MAX_ERROR_BODY (64u << 10)
+#define STOP_CHECK_MS  200
+#define WRITE_CHUNK    4096
 
 enum stream_end { END_NONE, END_STOPPED, END_STDOUT, END_WRITE, END_NO_HEAD };
 
@@ -54,12 +59,28 @@ static void stream_on_signal(int sig)
 	stream_stop = 1;
 }
 
+/*
+ * Returns 0, -errno, or -EINTR when a signal asked to stop.  A reader that
+ * stopped reading (a paused player) must not keep tunerctl in a blocked
+ * write past Ctrl-C, and a signal may come just before a write: so each
+ * write waits in poll() with a timeout first, and writes at most a page,
+ * which a pipe or socket that polls writable takes without blocking.
+ */
 static int write_all(const char *p, size_t n)
 {
+	struct pollfd pfd = {.fd = STDOUT_FILENO, .events = POLLOUT};
 	ssize_t w;
+	int ready;
 
 	while (n) {
-		w = write(STDOUT_FILENO, p, n);
+		if (stream_stop)
+			return -EINTR;
+		ready = poll(&pfd, 1, STOP_CHECK_MS);
+		if (ready < 0 && errno != EINTR)
+			return -errno;
+		if (ready <= 0)
+			continue;
+		w = write(STDOUT_FILENO, p, n < WRITE_CHUNK ? n : WRITE_CHUNK);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0)
@@ -88,7 +109,9 @@ static size_t on_data(char *p, size_t size, size_t n, void *arg)
 	}
 	ret = write_all(p, size * n);
 	if (ret) {
-		s->end = ret == -EPIPE ? END_STDOUT : END_WRITE;
+		s->end = ret == -EPIPE   ? END_STDOUT
+			 : ret == -EINTR ? END_STOPPED
+					 : END_WRITE;
 		s->write_errno = -ret;
 		return 0;
 	}
