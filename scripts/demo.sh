@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Builds tunerd and starts a demo box: the simulated box with several
 # tuners of the three chips on a real region's spectrum, the daemon on it,
-# and the dashboard.  Ctrl-C stops both.
+# and the dashboard.  Tuner 1 is tuned to BBC ONE's multiplex and the
+# script prints a stream URL for VLC or ffplay: the box's test card (made
+# by ffmpeg on the first run, cached in the run directory).  Ctrl-C stops
+# both.
 # Environment: PORT (default 8080), LISTEN (default 127.0.0.1),
 # TUNERS (default mt2060,qt1010,xc3028,mt2060,xc3028,qt1010).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
 
-scripts/deps.sh build
+scripts/deps.sh build demo
 cmake -S . -B build >/dev/null
 cmake --build build -j"$(nproc)" >/dev/null
 
@@ -38,12 +41,54 @@ build/bin/tunerd --stub "sim:$run/sim.sock" --plugin-dir build/plugins \
 	--listen "$listen:$port" --name demo-box --state-dir "$run/state" \
 	2>"$run/tunerd.log" &
 pids+=($!)
-sleep 0.5
-kill -0 "${pids[1]}" 2>/dev/null || { cat "$run/tunerd.log" >&2; exit 1; }
+
+# the API from here (a wildcard listen address is reached on loopback)
+case $listen in 0.0.0.0 | "[::]" | ::) api=127.0.0.1 ;; *) api=$listen ;; esac
+base="http://$api:$port/api/v1"
+for _ in $(seq 100); do
+	curl -sf -o /dev/null "$base/box" && break
+	kill -0 "${pids[1]}" 2>/dev/null || { cat "$run/tunerd.log" >&2; exit 1; }
+	sleep 0.1
+done
+
+# BBC ONE's service id and its multiplex, from the environment file
+read -r sys freq bw sid < <(awk '
+	/^[[:space:]]*#/ { next }
+	/^[A-Z]/ { sys = $1; freq = $2; bw = $3; next }
+	$1 == "SERVICE" && /"BBC ONE/ { print sys, freq, bw, $2; exit }
+	' kmod/sim/env/uk-crystal-palace.env)
+curl -sf -o /dev/null -H 'Content-Type: application/json' \
+	-d "{\"delivery_system\":\"$sys\",\"frequency\":$freq,\"bandwidth\":$bw,\"wait_lock_ms\":5000}" \
+	"$base/tuners/1/tune" || echo "demo.sh: tuning tuner 1 failed (see $run/tunerd.log)" >&2
+stream="http://$listen:$port/api/v1/tuners/1/stream?service=$sid"
+# The box makes a service's test card with ffmpeg when the multiplex is
+# first read, then keeps it: a reader while it does, so the first player
+# gets a picture at once.
+card_made() {
+	local f
+	for f in "$run"/tscard/card1-"$sid"-*.ts; do
+		case ${f##*/} in *.tmp*) ;; *) [ -f "$f" ] && return 0 ;; esac
+	done
+	return 1
+}
+if command -v ffmpeg >/dev/null && ! card_made; then
+	echo "making the test cards (once; up to a minute)..."
+	curl -s -o /dev/null --max-time 120 "$base/tuners/1/stream" &
+	warm=$!
+	for _ in $(seq 1200); do
+		card_made && break
+		sleep 0.1
+	done
+	kill "$warm" 2>/dev/null || true
+fi
 
 cat <<EOT
 tunerd demo box is up.
   dashboard:   http://$listen:$port/
+  stream:      $stream
+               (BBC ONE's test card on tuner 1; the whole multiplex without ?service=)
+  play it:     vlc '$stream'
+               ffplay '$stream'
   API:         http://$listen:$port/api/v1/tuners
   events:      curl -N http://$listen:$port/api/v1/events
   kernel side: build/bin/tunerd-simctl -s $run/app.sock tune 1 DVBT 482000000 8000000

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages the build and the tests need, only those
-# that are missing.  Usage: scripts/deps.sh [build|test|kernel|fuzz]...
+# that are missing.  Usage: scripts/deps.sh [build|test|kernel|fuzz|demo]...
 set -euo pipefail
 
 # libwebsockets-evlib-uv: lws runs on the daemon's libuv loop (a foreign
@@ -24,6 +24,8 @@ kernel_pkgs=(qemu-system-x86 busybox-static cpio kmod python3)
 # sanitizer and libFuzzer runtimes (libclang-rt-14-dev holds the
 # -fsanitize=fuzzer runtime, libfuzzer-14-dev libFuzzer itself).
 fuzz_pkgs=(clang-14 libclang-rt-14-dev libfuzzer-14-dev)
+# demo.sh: curl tunes the demo box and ffmpeg makes its test cards.
+demo_pkgs=(curl ffmpeg)
 
 want=("${build_pkgs[@]}")
 for set in "$@"; do
@@ -32,6 +34,7 @@ for set in "$@"; do
 	test) want+=("${test_pkgs[@]}") ;;
 	kernel) want+=("${kernel_pkgs[@]}") ;;
 	fuzz) want+=("${fuzz_pkgs[@]}") ;;
+	demo) want+=("${demo_pkgs[@]}") ;;
 	*) echo "deps.sh: unknown set '$set'" >&2; exit 2 ;;
 	esac
 done

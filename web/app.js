@@ -6,6 +6,7 @@
 
 const api = '/api/v1';
 const tuners = new Map(); // id -> {data, el}
+let channels = []; // the box's channel list (empty without the channels API)
 let lastSeq = null;
 let backoff = 500;
 
@@ -32,6 +33,16 @@ async function call(method, path, body) {
   return json;
 }
 
+// A stream URL a player can open: players send no headers, so the token
+// (if the page has one) goes in the query.
+function streamUrl(id, service) {
+  const q = new URLSearchParams();
+  if (service !== undefined) q.set('service', service);
+  if (token) q.set('access_token', token);
+  const qs = q.toString();
+  return `${location.origin}${api}/tuners/${id}/stream${qs ? '?' + qs : ''}`;
+}
+
 const mhz = (hz) => (hz / 1e6).toFixed(3).replace(/\.?0+$/, '') + ' MHz';
 const fmtMeasure = (m) => (m ? `${m.value.toFixed(1)} ${m.unit}` : '-');
 
@@ -52,8 +63,53 @@ function makeCard(t) {
     ev.preventDefault();
     tune(t.id, new FormData(ev.target), el);
   });
+  el.querySelector('.t-stream').href = streamUrl(t.id);
+  renderChannels(el, t.id);
   document.getElementById('tuners').append(el);
   return el;
+}
+
+// The channel list of one card: name, LCN, a tune button, a stream link
+// per service.  Hidden while the box has no channels.
+function renderChannels(el, id) {
+  const box = el.querySelector('.t-channels');
+  box.hidden = channels.length === 0;
+  el.querySelector('.t-channel-count').textContent = `(${channels.length})`;
+  const body = box.querySelector('tbody');
+  body.replaceChildren();
+  for (const ch of channels) {
+    const tr = document.createElement('tr');
+    tr.innerHTML = '<td class="c-lcn"></td><td class="c-name"></td><td><button class="c-tune">tune</button></td>' +
+      '<td><a class="c-stream" target="_blank" rel="noopener">stream</a></td>';
+    tr.querySelector('.c-lcn').textContent = ch.lcn ?? '-';
+    tr.querySelector('.c-name').textContent = ch.name;
+    tr.querySelector('.c-name').title = `${paramsText(ch.params)} · service ${ch.service_id} · ${ch.type}`;
+    tr.querySelector('.c-stream').href = streamUrl(id, ch.service_id);
+    tr.querySelector('.c-tune').addEventListener('click', () => tuneChannel(id, ch.name, el));
+    body.append(tr);
+  }
+}
+
+async function loadChannels() {
+  try {
+    channels = (await call('GET', '/channels')).channels || [];
+  } catch (e) {
+    channels = []; // a box without the channels API, or no right to read it
+  }
+  for (const [id, entry] of tuners) renderChannels(entry.el, id);
+}
+
+async function tuneChannel(id, name, el) {
+  const err = el.querySelector('.t-error');
+  err.textContent = `tuning to ${name}...`;
+  try {
+    const r = await call('POST', `/tuners/${id}/tune`, { channel: name });
+    err.textContent = '';
+    refreshTuner(id);
+    renderStatus(el, r.status);
+  } catch (e) {
+    err.textContent = `${e.code}: ${e.message}`;
+  }
 }
 
 function renderStatus(el, st) {
@@ -129,6 +185,7 @@ function logEvent(ev) {
 function onEvent(ev) {
   if (typeof ev.seq === 'number') lastSeq = ev.seq;
   if (ev.type === 'gap') { logEvent(ev); load(); return; }
+  if (ev.type === 'scan.done') loadChannels();
   if (ev.type !== 'tuner.status') logEvent(ev);
   if (ev.tuner === undefined) return;
   const entry = tuners.get(ev.tuner);
@@ -164,6 +221,7 @@ async function load() {
       `${box.tuners} tuners · stub ${box.stub.kind} (ABI ${box.stub.abi}, ${box.stub.connected ? 'connected' : 'disconnected'}) · v${box.version}`;
     if (lastSeq === null && box.events) lastSeq = box.events.next_seq - 1;
     for (const t of (await call('GET', '/tuners')).tuners) render(t);
+    await loadChannels();
   } catch (e) {
     document.getElementById('box-info').textContent = `cannot reach the box: ${e.message}`;
   }

@@ -319,3 +319,22 @@ int ctl_box_label_width(const struct ctl_boxes *boxes)
 	}
 	return (int)w;
 }
+
+const struct ctl_box *ctl_box_pick(const struct ctl_boxes *boxes,
+				   const char *name)
+{
+	const struct ctl_box *box;
+
+	if (!name) {
+		if (boxes->n == 1)
+			return &boxes->v[0];
+		ctl_err("%zu boxes: say which one", boxes->n);
+		return NULL;
+	}
+	box = find_box(boxes, name, strlen(name));
+	if (!box)
+		ctl_err("no box '%s' (boxes are named by the config file, "
+			"NAME=URL or host:port)",
+			name);
+	return box;
+}

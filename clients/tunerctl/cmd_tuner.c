@@ -13,13 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
-/*
- * One request to one tuner; on success *answer holds the JSON answer (NULL
- * for 204).  lease, when set, also goes out as X-Tunerd-Lease.
- */
-static int tuner_request(const struct ctl_target *t, const char *method,
-			 const char *what, json_t *body, const char *lease,
-			 long timeout_ms, json_t **answer)
+int ctl_tuner_request(const struct ctl_target *t, const char *method,
+		      const char *what, json_t *body, const char *lease,
+		      long timeout_ms, json_t **answer)
 {
 	struct ctl_req req;
 	char path[128], hdr[160];
@@ -66,7 +62,7 @@ static int parse_rate(const char *opt, const char *s, json_t *body,
 	return 0;
 }
 
-/* The tune body: Params plus lease_id and wait_lock_ms. */
+/* The tune body: Params (or a channel) plus lease_id and wait_lock_ms. */
 static json_t *tune_body(const struct ctl_opts *o)
 {
 	json_t *body = json_object();
@@ -74,6 +70,14 @@ static json_t *tune_body(const struct ctl_opts *o)
 	uint64_t hz;
 	size_t i;
 
+	if (o->channel || o->lcn >= 0) {
+		if (o->channel)
+			json_object_set_new(body, "channel",
+					    json_string(o->channel));
+		else
+			json_object_set_new(body, "lcn", json_integer(o->lcn));
+		goto common;
+	}
 	for (i = 0; o->args[1][i] && i < sizeof(sys) - 1; i++)
 		sys[i] = (char)toupper((unsigned char)o->args[1][i]);
 	sys[i] = '\0';
@@ -89,6 +93,7 @@ static json_t *tune_body(const struct ctl_opts *o)
 		goto fail;
 	if (o->standard)
 		json_object_set_new(body, "standard", json_string(o->standard));
+common:
 	if (o->lease)
 		json_object_set_new(body, "lease_id", json_string(o->lease));
 	if (o->wait_lock_ms >= 0)
@@ -98,6 +103,28 @@ static json_t *tune_body(const struct ctl_opts *o)
 fail:
 	json_decref(body);
 	return NULL;
+}
+
+/* The tune answer; a tune by channel says which channel first. */
+static void print_tuned_channel(const char *label, json_t *answer)
+{
+	json_t *ch = json_object_get(answer, "channel");
+	json_t *lcn = json_object_get(ch, "lcn");
+	json_t *sid = json_object_get(ch, "service_id");
+	const char *name = json_string_value(json_object_get(ch, "name"));
+
+	if (name) {
+		printf("%s  channel %s", label, name);
+		if (json_is_integer(lcn))
+			printf("  lcn %lld",
+			       (long long)json_integer_value(lcn));
+		if (json_is_integer(sid))
+			printf("  service %lld",
+			       (long long)json_integer_value(sid));
+		printf("\n");
+	}
+	ctl_print_status(label, json_object_get(answer, "params"),
+			 json_object_get(answer, "status"), answer);
 }
 
 int ctl_cmd_tune(const struct ctl_boxes *boxes, const struct ctl_opts *o)
@@ -113,10 +140,10 @@ int ctl_cmd_tune(const struct ctl_boxes *boxes, const struct ctl_opts *o)
 	if (!body)
 		return CTL_EXIT_USAGE;
 	/* the box answers only once the tune (and the lock wait) is done */
-	ret = tuner_request(&t, "POST", "/tune", body, NULL,
-			    o->timeout_ms +
-				(o->wait_lock_ms > 0 ? o->wait_lock_ms : 0),
-			    &answer);
+	ret = ctl_tuner_request(&t, "POST", "/tune", body, NULL,
+				o->timeout_ms +
+				    (o->wait_lock_ms > 0 ? o->wait_lock_ms : 0),
+				&answer);
 	json_decref(body);
 	if (ret)
 		return ret;
@@ -124,8 +151,7 @@ int ctl_cmd_tune(const struct ctl_boxes *boxes, const struct ctl_opts *o)
 	if (o->json)
 		ctl_print_json(answer);
 	else
-		ctl_print_status(label, json_object_get(answer, "params"),
-				 json_object_get(answer, "status"), answer);
+		print_tuned_channel(label, answer);
 	json_decref(answer);
 	return CTL_EXIT_OK;
 }
@@ -139,8 +165,8 @@ int ctl_cmd_status(const struct ctl_boxes *boxes, const struct ctl_opts *o)
 
 	if (ctl_target_parse(boxes, o->args[0], &t))
 		return CTL_EXIT_USAGE;
-	ret = tuner_request(&t, "GET", "/status", NULL, NULL, o->timeout_ms,
-			    &answer);
+	ret = ctl_tuner_request(&t, "GET", "/status", NULL, NULL, o->timeout_ms,
+				&answer);
 	if (ret)
 		return ret;
 	target_label(&t, label, sizeof(label));
@@ -169,8 +195,8 @@ int ctl_cmd_power(const struct ctl_boxes *boxes, const struct ctl_opts *o,
 	if (o->lease)
 		json_object_set_new(body, "lease_id", json_string(o->lease));
 	snprintf(path, sizeof(path), "/%s", op);
-	ret =
-	    tuner_request(&t, "POST", path, body, NULL, o->timeout_ms, &answer);
+	ret = ctl_tuner_request(&t, "POST", path, body, NULL, o->timeout_ms,
+				&answer);
 	json_decref(body);
 	if (ret)
 		return ret;
@@ -232,8 +258,8 @@ int ctl_cmd_lease(const struct ctl_boxes *boxes, const struct ctl_opts *o)
 		return CTL_EXIT_USAGE;
 	}
 	body = lease_body(o);
-	ret = tuner_request(&t, "POST", "/lease", body, NULL, o->timeout_ms,
-			    &answer);
+	ret = ctl_tuner_request(&t, "POST", "/lease", body, NULL, o->timeout_ms,
+				&answer);
 	json_decref(body);
 	if (ret)
 		return ret;
@@ -256,8 +282,8 @@ int ctl_cmd_release(const struct ctl_boxes *boxes, const struct ctl_opts *o)
 
 	if (ctl_target_parse(boxes, o->args[0], &t))
 		return CTL_EXIT_USAGE;
-	ret = tuner_request(&t, "DELETE", "/lease", NULL, o->args[1],
-			    o->timeout_ms, &answer);
+	ret = ctl_tuner_request(&t, "DELETE", "/lease", NULL, o->args[1],
+				o->timeout_ms, &answer);
 	if (ret)
 		return ret;
 	json_decref(answer); /* 204: normally none */

@@ -60,6 +60,15 @@ int ctl_exit_for_status(long status);
  */
 #define CTL_JSON_REALS JSON_REAL_PRECISION(15)
 
+/*
+ * One request to one tuner (what: "/tune", "" ...); on success *answer
+ * holds the JSON answer (NULL for 204).  lease, when set, also goes out as
+ * X-Tunerd-Lease.  Returns an exit code, the error printed.
+ */
+int ctl_tuner_request(const struct ctl_target *t, const char *method,
+		      const char *what, json_t *body, const char *lease,
+		      long timeout_ms, json_t **answer);
+
 /* Prints v (the answer) as indented JSON on stdout. */
 void ctl_print_json(json_t *v);
 

@@ -52,6 +52,18 @@ struct ctl_opts {
 	const char *tuners;
 	long count;
 
+	const char *pids;
+	long service;
+	bool progress;
+	long duration_ms; /* 0: until stopped */
+	bool dvbv5;
+	const char *band;
+	const char *region;
+	const char *freqs;
+	const char *system;
+	const char *channel;
+	long lcn;
+
 	char **args; /* positional arguments after the command */
 	int nargs;
 };
@@ -69,6 +81,10 @@ void ctl_boxes_free(struct ctl_boxes *boxes);
 int ctl_target_parse(const struct ctl_boxes *boxes, const char *arg,
 		     struct ctl_target *t);
 int ctl_box_label_width(const struct ctl_boxes *boxes);
+/* A box by name, or the only box when name is NULL; NULL with an error
+ * printed. */
+const struct ctl_box *ctl_box_pick(const struct ctl_boxes *boxes,
+				   const char *name);
 
 /* Commands; each returns an exit code. */
 int ctl_cmd_ls(const struct ctl_boxes *boxes, const struct ctl_opts *o);
@@ -79,6 +95,9 @@ int ctl_cmd_power(const struct ctl_boxes *boxes, const struct ctl_opts *o,
 int ctl_cmd_lease(const struct ctl_boxes *boxes, const struct ctl_opts *o);
 int ctl_cmd_release(const struct ctl_boxes *boxes, const struct ctl_opts *o);
 int ctl_cmd_watch(const struct ctl_boxes *boxes, const struct ctl_opts *o);
+int ctl_cmd_stream(const struct ctl_boxes *boxes, const struct ctl_opts *o);
+int ctl_cmd_channels(const struct ctl_boxes *boxes, const struct ctl_opts *o);
+int ctl_cmd_scan(const struct ctl_boxes *boxes, const struct ctl_opts *o);
 
 /* Prints "tunerctl: " and the message to stderr. */
 void ctl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -28,6 +28,10 @@ static const char usage_text[] =
     "       [--standard STD] [--lease ID] [--wait-lock MS]\n"
     "                                  tune; FREQ in Hz or 474M, 88.8M, "
     "200k\n"
+    "  tune [BOX:]ID --channel NAME | --lcn N [--lease ID] "
+    "[--wait-lock MS]\n"
+    "                                  tune to a channel of the box's "
+    "list\n"
     "  sleep [BOX:]ID [--lease ID]     put a tuner to sleep\n"
     "  init [BOX:]ID [--lease ID]      wake and initialise a tuner\n"
     "  lease [BOX:]ID [--ttl S] [--priority N] [--holder NAME]\n"
@@ -38,6 +42,27 @@ static const char usage_text[] =
     "  watch [--types T,...] [--tuner ID,...] [--count N]\n"
     "                                  live events of all boxes until "
     "Ctrl-C\n"
+    "  stream [BOX:]ID [--pids P,... | --service SID] [--lease ID]\n"
+    "         [--duration S] [--progress] > FILE.ts\n"
+    "                                  the tuner's MPEG transport stream "
+    "to\n"
+    "                                  stdout until Ctrl-C; a rate line "
+    "on\n"
+    "                                  stderr when it is a terminal (or "
+    "with\n"
+    "                                  --progress): Mbit/s, bytes, "
+    "elapsed\n"
+    "  channels [BOX] [--dvbv5]        the box's channel list (--dvbv5: "
+    "as a\n"
+    "                                  dvbv5 channel file)\n"
+    "  scan [BOX:]ID --band uhf --region eu | --freq HZ,... [--system "
+    "SYS]\n"
+    "       [--bandwidth HZ] [--lease ID]\n"
+    "                                  scan for channels: progress on "
+    "stderr,\n"
+    "                                  the channels found on stdout; "
+    "Ctrl-C\n"
+    "                                  cancels the scan\n"
     "\n"
     "boxes: --box http://host:port (or NAME=URL, or a NAME from the "
     "config),\n"
@@ -49,18 +74,20 @@ static const char usage_text[] =
     "  left out when there is one box.\n"
     "token: --token, else the box's token in the config, else "
     "$TUNERD_TOKEN.\n"
-    "--timeout S: per request (default 10; for tune plus --wait-lock).\n"
+    "--timeout S: per request (default 10; for tune plus --wait-lock; for\n"
+    "  stream and scan until the box answers).\n"
     "--json: the JSON answers (ls: one array, each tuner with \"box\"; "
     "watch:\n"
-    "  one event object per line, with \"box\").\n"
+    "  one event object per line, with \"box\"; scan: the finished "
+    "scan).\n"
     "\n"
     "exit status:\n"
-    "  0  ok\n"
+    "  0  ok (stream: stopped by Ctrl-C, --duration or a closed stdout)\n"
     "  1  the box answered with an error (tunerctl: BOX: CODE: MESSAGE)\n"
     "  2  usage error (command line, config file)\n"
-    "  3  connection failed or timed out\n"
+    "  3  connection failed or timed out (stream: the box ended it)\n"
     "  4  lease conflict (409): the tuner is leased by someone else\n"
-    "  5  not found (404): no such tuner or lease\n"
+    "  5  not found (404): no such tuner, lease or channel\n"
     "  With several boxes, the first box that failed decides.\n";
 
 enum opt_id {
@@ -82,6 +109,17 @@ enum opt_id {
 	OPT_TYPES,
 	OPT_TUNER,
 	OPT_COUNT,
+	OPT_PIDS,
+	OPT_SERVICE,
+	OPT_PROGRESS,
+	OPT_DURATION,
+	OPT_DVBV5,
+	OPT_BAND,
+	OPT_REGION,
+	OPT_FREQ,
+	OPT_SYSTEM,
+	OPT_CHANNEL,
+	OPT_LCN,
 	OPT_VERSION,
 };
 
@@ -105,6 +143,17 @@ static const struct option long_opts[] = {
     {"types", required_argument, NULL, OPT_TYPES},
     {"tuner", required_argument, NULL, OPT_TUNER},
     {"count", required_argument, NULL, OPT_COUNT},
+    {"pids", required_argument, NULL, OPT_PIDS},
+    {"service", required_argument, NULL, OPT_SERVICE},
+    {"progress", no_argument, NULL, OPT_PROGRESS},
+    {"duration", required_argument, NULL, OPT_DURATION},
+    {"dvbv5", no_argument, NULL, OPT_DVBV5},
+    {"band", required_argument, NULL, OPT_BAND},
+    {"region", required_argument, NULL, OPT_REGION},
+    {"freq", required_argument, NULL, OPT_FREQ},
+    {"system", required_argument, NULL, OPT_SYSTEM},
+    {"channel", required_argument, NULL, OPT_CHANNEL},
+    {"lcn", required_argument, NULL, OPT_LCN},
     {NULL, 0, NULL, 0},
 };
 
@@ -115,24 +164,34 @@ struct command {
 	const char *name;
 	int min_args;
 	int max_args;
-	unsigned int opts; /* CMD_OPT_BITs allowed */
+	const char *synopsis; /* the arguments, for a usage error */
+	unsigned int opts;    /* CMD_OPT_BITs allowed */
 };
 
 static const struct command commands[] = {
-    {"ls", 0, 0, 0},
-    {"status", 1, 1, 0},
-    {"tune", 3, 3,
+    {"ls", 0, 0, "no arguments", 0},
+    {"status", 1, 1, "[BOX:]ID", 0},
+    {"tune", 1, 3, "[BOX:]ID SYSTEM FREQ, or [BOX:]ID --channel NAME",
      CMD_OPT_BIT(OPT_BANDWIDTH) | CMD_OPT_BIT(OPT_SYMBOL_RATE) |
 	 CMD_OPT_BIT(OPT_STANDARD) | CMD_OPT_BIT(OPT_LEASE) |
-	 CMD_OPT_BIT(OPT_WAIT_LOCK)},
-    {"sleep", 1, 1, CMD_OPT_BIT(OPT_LEASE)},
-    {"init", 1, 1, CMD_OPT_BIT(OPT_LEASE)},
-    {"lease", 1, 1,
+	 CMD_OPT_BIT(OPT_WAIT_LOCK) | CMD_OPT_BIT(OPT_CHANNEL) |
+	 CMD_OPT_BIT(OPT_LCN)},
+    {"sleep", 1, 1, "[BOX:]ID", CMD_OPT_BIT(OPT_LEASE)},
+    {"init", 1, 1, "[BOX:]ID", CMD_OPT_BIT(OPT_LEASE)},
+    {"lease", 1, 1, "[BOX:]ID",
      CMD_OPT_BIT(OPT_TTL) | CMD_OPT_BIT(OPT_PRIORITY) |
 	 CMD_OPT_BIT(OPT_HOLDER) | CMD_OPT_BIT(OPT_RENEW)},
-    {"release", 2, 2, 0},
-    {"watch", 0, 0,
+    {"release", 2, 2, "[BOX:]ID LEASE_ID", 0},
+    {"watch", 0, 0, "no arguments",
      CMD_OPT_BIT(OPT_TYPES) | CMD_OPT_BIT(OPT_TUNER) | CMD_OPT_BIT(OPT_COUNT)},
+    {"stream", 1, 1, "[BOX:]ID",
+     CMD_OPT_BIT(OPT_PIDS) | CMD_OPT_BIT(OPT_SERVICE) | CMD_OPT_BIT(OPT_LEASE) |
+	 CMD_OPT_BIT(OPT_PROGRESS) | CMD_OPT_BIT(OPT_DURATION)},
+    {"channels", 0, 1, "[BOX]", CMD_OPT_BIT(OPT_DVBV5)},
+    {"scan", 1, 1, "[BOX:]ID",
+     CMD_OPT_BIT(OPT_BAND) | CMD_OPT_BIT(OPT_REGION) | CMD_OPT_BIT(OPT_FREQ) |
+	 CMD_OPT_BIT(OPT_SYSTEM) | CMD_OPT_BIT(OPT_BANDWIDTH) |
+	 CMD_OPT_BIT(OPT_LEASE)},
 };
 
 void ctl_err(const char *fmt, ...)
@@ -202,24 +261,69 @@ static int number_opt(struct ctl_opts *o, int id, const char *arg)
 		const char *name;
 		long min;
 	} spec[] = {
-	    {OPT_WAIT_LOCK, "--wait-lock", 0},
-	    {OPT_TTL, "--ttl", 0},
-	    {OPT_PRIORITY, "--priority", 0},
-	    {OPT_COUNT, "--count", 1},
+	    {OPT_WAIT_LOCK, "--wait-lock", 0}, {OPT_TTL, "--ttl", 0},
+	    {OPT_PRIORITY, "--priority", 0},   {OPT_COUNT, "--count", 1},
+	    {OPT_SERVICE, "--service", 1},     {OPT_LCN, "--lcn", 0},
 	};
-	long *dest[] = {&o->wait_lock_ms, &o->ttl_s, &o->priority, &o->count};
+	long *dest[] = {&o->wait_lock_ms, &o->ttl_s,   &o->priority,
+			&o->count,        &o->service, &o->lcn};
 	size_t i;
 
 	for (i = 0; i < sizeof(spec) / sizeof(spec[0]); i++) {
 		if (spec[i].id != id)
 			continue;
-		if (ctl_parse_long(arg, spec[i].min, INT_MAX, dest[i]))
+		if (ctl_parse_long(arg, spec[i].min,
+				   id == OPT_SERVICE ? 65535 : INT_MAX,
+				   dest[i]))
 			return usage_error(
 			    "bad %s '%s' (a whole number >= %ld)", spec[i].name,
 			    arg, spec[i].min);
 		return 0;
 	}
 	return usage_error("internal: unknown option %d", id);
+}
+
+/* Options of stream, channels and scan. */
+static int stream_scan_opt(struct ctl_opts *o, int id, const char *arg)
+{
+	switch (id) {
+	case OPT_PIDS:
+		/* the box checks the list and says what is wrong with it */
+		if (!*arg)
+			return usage_error("--pids needs PIDs: 0,16,0x100");
+		o->pids = arg;
+		return 0;
+	case OPT_PROGRESS:
+		o->progress = true;
+		return 0;
+	case OPT_DVBV5:
+		o->dvbv5 = true;
+		return 0;
+	case OPT_DURATION:
+		if (ctl_parse_seconds_ms(arg, &o->duration_ms))
+			return usage_error("bad --duration '%s' (seconds > 0)",
+					   arg);
+		return 0;
+	case OPT_BAND:
+		o->band = arg;
+		return 0;
+	case OPT_REGION:
+		o->region = arg;
+		return 0;
+	case OPT_FREQ:
+		o->freqs = arg;
+		return 0;
+	case OPT_SYSTEM:
+		o->system = arg;
+		return 0;
+	case OPT_CHANNEL:
+		if (!*arg)
+			return usage_error("--channel needs a name");
+		o->channel = arg;
+		return 0;
+	default:
+		return number_opt(o, id, arg);
+	}
 }
 
 static int string_opt(struct ctl_opts *o, int id, const char *arg)
@@ -252,7 +356,7 @@ static int string_opt(struct ctl_opts *o, int id, const char *arg)
 		o->tuners = arg;
 		break;
 	default:
-		return number_opt(o, id, arg);
+		return stream_scan_opt(o, id, arg);
 	}
 	return 0;
 }
@@ -304,17 +408,44 @@ static const struct command *find_command(const char *name)
 	return NULL;
 }
 
+/* Options and arguments that exclude or need each other. */
+static int check_choices(const struct cmdline *c, const struct command *cmd)
+{
+	const struct ctl_opts *o = &c->o;
+	bool by_channel = o->channel || o->lcn >= 0;
+
+	if (!strcmp(cmd->name, "tune")) {
+		if (o->channel && o->lcn >= 0)
+			return usage_error("give --channel or --lcn, not both");
+		if (by_channel && (o->nargs != 1 || o->bandwidth ||
+				   o->symbol_rate || o->standard))
+			return usage_error(
+			    "tune --channel/--lcn takes [BOX:]ID "
+			    "and no params");
+		if (!by_channel && o->nargs != 3)
+			return usage_error("tune takes %s", cmd->synopsis);
+	}
+	if (!strcmp(cmd->name, "stream") && o->pids && o->service >= 0)
+		return usage_error("give --pids or --service, not both");
+	if (!strcmp(cmd->name, "scan")) {
+		if (!o->freqs == !o->band)
+			return usage_error("scan needs --band (with --region) "
+					   "or --freq");
+		if (o->band && (o->system || o->bandwidth))
+			return usage_error("--system and --bandwidth go with "
+					   "--freq; a band has its own");
+		if (o->region && !o->band)
+			return usage_error("--region goes with --band");
+	}
+	return 0;
+}
+
 static int check_command(const struct cmdline *c, const struct command *cmd)
 {
 	const struct option *lo;
 
 	if (c->o.nargs < cmd->min_args || c->o.nargs > cmd->max_args)
-		return usage_error("%s takes %s", cmd->name,
-				   cmd->max_args == 0   ? "no arguments"
-				   : cmd->max_args == 1 ? "[BOX:]ID"
-				   : cmd->max_args == 2
-				       ? "[BOX:]ID LEASE_ID"
-				       : "[BOX:]ID SYSTEM FREQ");
+		return usage_error("%s takes %s", cmd->name, cmd->synopsis);
 	for (lo = long_opts; lo->name; lo++) {
 		if (lo->val < OPT_BANDWIDTH || lo->val >= OPT_VERSION)
 			continue;
@@ -323,7 +454,7 @@ static int check_command(const struct cmdline *c, const struct command *cmd)
 			return usage_error("--%s does not apply to %s",
 					   lo->name, cmd->name);
 	}
-	return 0;
+	return check_choices(c, cmd);
 }
 
 static int parse_cmdline(struct cmdline *c, int argc, char **argv)
@@ -334,6 +465,8 @@ static int parse_cmdline(struct cmdline *c, int argc, char **argv)
 	c->o.wait_lock_ms = -1;
 	c->o.ttl_s = -1;
 	c->o.priority = -1;
+	c->o.service = -1;
+	c->o.lcn = -1;
 	opterr = 0;
 	while ((id = getopt_long(argc, argv, ":b:c:t:jT:h", long_opts, NULL)) !=
 	       -1) {
@@ -369,6 +502,12 @@ static int run(const struct command *cmd, const struct ctl_boxes *boxes,
 		return ctl_cmd_lease(boxes, o);
 	if (!strcmp(cmd->name, "release"))
 		return ctl_cmd_release(boxes, o);
+	if (!strcmp(cmd->name, "stream"))
+		return ctl_cmd_stream(boxes, o);
+	if (!strcmp(cmd->name, "channels"))
+		return ctl_cmd_channels(boxes, o);
+	if (!strcmp(cmd->name, "scan"))
+		return ctl_cmd_scan(boxes, o);
 	return ctl_cmd_watch(boxes, o);
 }
 
