@@ -78,7 +78,7 @@ static int entry_cmp(const void *a, const void *b)
 			  json_string_value(json_object_get(y, "name")));
 }
 
-static json_t *sorted(json_t *arr)
+json_t *channel_list_sorted(json_t *arr)
 {
 	size_t n = json_array_size(arr);
 	json_t **v = calloc(n ? n : 1, sizeof(*v)), *out = json_array();
@@ -130,7 +130,7 @@ static void load(struct channel_list *cl)
 			json_array_append(cl->entries, v);
 	}
 	json_decref(doc);
-	cl->entries = sorted(cl->entries);
+	cl->entries = channel_list_sorted(cl->entries);
 }
 
 struct channel_list *channel_list_new(struct state_dir *sd)
@@ -206,7 +206,7 @@ int channel_list_replace_mux(struct channel_list *cl, uint32_t frequency,
 	}
 	json_decref(entries);
 	json_decref(cl->entries);
-	cl->entries = sorted(kept);
+	cl->entries = channel_list_sorted(kept);
 	return save(cl);
 }
 
@@ -236,6 +236,6 @@ int channel_list_set(struct channel_list *cl, json_t *channels,
 		}
 	}
 	json_decref(cl->entries);
-	cl->entries = sorted(json_deep_copy(channels));
+	cl->entries = channel_list_sorted(json_deep_copy(channels));
 	return save(cl);
 }

@@ -28,6 +28,10 @@ struct channel_list;
 struct channel_list *channel_list_new(struct state_dir *sd);
 void channel_list_free(struct channel_list *cl);
 
+/* arr in the list's order, LCN then name (takes arr's reference, returns
+ * a new array: the scan's answer lists its channels as the list does). */
+json_t *channel_list_sorted(json_t *arr);
+
 /* The entries (borrowed: valid until the next change). */
 json_t *channel_list_entries(const struct channel_list *cl);
 /* A channel by name (exact, case-insensitive) when name is not NULL,

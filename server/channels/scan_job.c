@@ -38,7 +38,8 @@ json_t *scan_job_json(const struct scan_job *j)
 			      "multiplexes", (json_int_t)j->multiplexes);
 
 	if (o && j->state != SCAN_RUNNING)
-		json_object_set(o, "channels", j->found);
+		json_object_set_new(o, "channels",
+				    channel_list_sorted(json_incref(j->found)));
 	if (o && j->error)
 		json_object_set(o, "error", j->error);
 	return o;
