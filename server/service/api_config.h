@@ -33,7 +33,7 @@ struct api_config {
 	long status_interval_ms; /* -1: not set */
 	/* The front's connection caps (http_front.h); -1: not set. */
 	long max_request_connections, max_stream_connections;
-	char *state_dir;         /* absolute path; NULL: not set */
+	char *state_dir; /* absolute path; NULL: not set */
 };
 
 /* The largest connection cap the file or the command line may set. */
