@@ -12,8 +12,8 @@
  * taken at a later repetition.
  */
 #include "scan_tables.h"
+#include "ts_section.h"
 
-#include <libdvbv5/crc32.h>
 #include <libdvbv5/desc_logical_channel.h>
 #include <libdvbv5/desc_service.h>
 #include <libdvbv5/descriptors.h>
@@ -25,9 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PACKET 188
-#define SECTION_MAX                                                            \
-	4096 /* EN 300 468: SDT and NIT sections <= 1024, EIT 4096 */
+#define PACKET    188
 #define TABLE_PAT 0x00
 #define TABLE_NIT 0x40
 #define TABLE_SDT 0x42
@@ -36,8 +34,7 @@ enum { PID_PAT = 0x0000, PID_NIT = 0x0010, PID_SDT = 0x0011 };
 
 /* One table being gathered from its PID. */
 struct table_in {
-	uint8_t buf[SECTION_MAX];
-	size_t len, want, done;
+	struct ts_section in;
 	uint8_t seen[32]; /* section_numbers taken, a bit each */
 	int last;         /* last_section_number, -1 before the first */
 	int version;
@@ -82,61 +79,11 @@ const struct scan_mux *scan_tables_result(const struct scan_tables *t)
 
 /* ---- sections from packets ---- */
 
-static const uint8_t *payload_of(const uint8_t *pkt, size_t *len)
-{
-	unsigned int afc = (pkt[3] >> 4) & 3;
-	size_t off = 4;
-
-	if (!(afc & 1) || (pkt[1] & 0x80))
-		return NULL;
-	if (afc & 2)
-		off += 1u + pkt[4];
-	if (off >= PACKET)
-		return NULL;
-	*len = PACKET - off;
-	return pkt + off;
-}
-
-/* Feed pkt's payload; 1 when s->buf holds a whole section (s->done
- * bytes) with a good CRC. */
-static int section_push(struct table_in *s, const uint8_t *pkt)
-{
-	size_t len, room;
-	const uint8_t *p = payload_of(pkt, &len);
-
-	if (!p)
-		return 0;
-	if (pkt[1] & 0x40) {
-		if (1u + p[0] >= len)
-			return 0;
-		len -= 1u + p[0];
-		p += 1u + p[0];
-		s->len = s->want = 0;
-	} else if (!s->len) {
-		return 0;
-	}
-	room = sizeof(s->buf) - s->len;
-	memcpy(s->buf + s->len, p, len < room ? len : room);
-	s->len += len < room ? len : room;
-	if (!s->want && s->len >= 3) {
-		s->want = 3u + (((size_t)s->buf[1] & 0x0F) << 8 | s->buf[2]);
-		if (s->want > SECTION_MAX || s->want < 12) {
-			s->len = s->want = 0;
-			return 0;
-		}
-	}
-	if (!s->want || s->len < s->want)
-		return 0;
-	s->done = s->want;
-	s->len = s->want = 0;
-	return dvb_crc32(s->buf, s->done, 0xFFFFFFFF) == 0;
-}
-
-/* 1 when the section in s->buf is one of table_id not taken yet (a new
+/* 1 when the section in s->in.buf is one of table_id not taken yet (a new
  * version starts the gathering again). */
 static int section_wanted(struct table_in *s, uint8_t table_id)
 {
-	const uint8_t *b = s->buf;
+	const uint8_t *b = s->in.buf;
 	int version = (b[5] >> 1) & 0x1F, number = b[6];
 
 	if (b[0] != table_id || !(b[5] & 1)) /* current_next_indicator */
@@ -178,7 +125,7 @@ static void pat_section(struct scan_tables *t)
 	struct dvb_table_pat *pat = NULL;
 	struct scan_service *s;
 
-	if (dvb_table_pat_init(t->parms, t->pat.buf, (ssize_t)t->pat.done,
+	if (dvb_table_pat_init(t->parms, t->pat.in.buf, (ssize_t)t->pat.in.done,
 			       &pat) < 0 ||
 	    !pat) {
 		dvb_table_pat_free(pat);
@@ -200,7 +147,7 @@ static void sdt_section(struct scan_tables *t)
 	struct dvb_table_sdt *sdt = NULL;
 	struct scan_service *s;
 
-	if (dvb_table_sdt_init(t->parms, t->sdt.buf, (ssize_t)t->sdt.done,
+	if (dvb_table_sdt_init(t->parms, t->sdt.in.buf, (ssize_t)t->sdt.in.done,
 			       &sdt) < 0 ||
 	    !sdt) {
 		dvb_table_sdt_free(sdt);
@@ -231,7 +178,7 @@ static void nit_section(struct scan_tables *t)
 	struct dvb_table_nit *nit = NULL;
 	struct scan_service *s;
 
-	if (dvb_table_nit_init(t->parms, t->nit.buf, (ssize_t)t->nit.done,
+	if (dvb_table_nit_init(t->parms, t->nit.in.buf, (ssize_t)t->nit.in.done,
 			       &nit) < 0 ||
 	    !nit) {
 		dvb_table_nit_free(nit);
@@ -262,16 +209,18 @@ static void packet_in(struct scan_tables *t, const uint8_t *pkt)
 
 	if (pkt[0] != 0x47)
 		return;
-	if (pid == PID_PAT && section_push(&t->pat, pkt) &&
+	if (pid == PID_PAT &&
+	    ts_section_push(&t->pat.in, pkt, TS_SECTION_MAX) &&
 	    section_wanted(&t->pat, TABLE_PAT)) {
 		pat_section(t);
 		t->mux.have_pat = t->pat.complete;
-	} else if (pid == PID_SDT && section_push(&t->sdt, pkt) &&
+	} else if (pid == PID_SDT &&
+		   ts_section_push(&t->sdt.in, pkt, TS_SECTION_MAX) &&
 		   section_wanted(&t->sdt, TABLE_SDT)) {
 		sdt_section(t);
 		t->mux.have_sdt = t->sdt.complete;
 	} else if (pid == PID_NIT && t->mux.have_pat &&
-		   section_push(&t->nit, pkt) &&
+		   ts_section_push(&t->nit.in, pkt, TS_SECTION_MAX) &&
 		   section_wanted(&t->nit, TABLE_NIT)) {
 		nit_section(t);
 		t->mux.have_nit = t->nit.complete;

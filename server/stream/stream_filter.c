@@ -13,6 +13,7 @@
  * ten times a second and are almost always the same.
  */
 #include "stream_filter.h"
+#include "ts_section.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -22,7 +23,6 @@
 #include <dvbpsi/dvbpsi.h>
 #include <dvbpsi/pat.h>
 #include <dvbpsi/psi.h>
-#include <libdvbv5/crc32.h>
 #include <libdvbv5/pat.h>
 #include <libdvbv5/pmt.h>
 
@@ -32,10 +32,8 @@
 
 /* One section being collected from the packets of a PID. */
 struct section {
-	uint8_t buf[SECTION_MAX + TS_PACKET_LEN];
-	size_t len, want; /* want 0: waiting for a section start */
-	size_t done;      /* length of the section just completed */
-	uint32_t crc;     /* of the last section parsed */
+	struct ts_section in;
+	uint32_t crc; /* of the last section parsed */
 	int parsed;
 };
 
@@ -161,60 +159,10 @@ int stream_filter_pmt_pid(const struct stream_filter *f)
 
 /* ---- sections from packets ---- */
 
-static const uint8_t *payload_of(const uint8_t *pkt, size_t *len)
-{
-	unsigned int afc = (pkt[3] >> 4) & 3;
-	size_t off = 4;
-
-	if (!(afc & 1))
-		return NULL;
-	if (afc & 2)
-		off += 1u + pkt[4];
-	if (off >= TS_PACKET_LEN)
-		return NULL;
-	*len = TS_PACKET_LEN - off;
-	return pkt + off;
-}
-
-/* Feed pkt's payload; 1 when s holds a whole section with a good CRC. */
-static int section_push(struct section *s, const uint8_t *pkt)
-{
-	size_t len, room;
-	const uint8_t *p = payload_of(pkt, &len);
-
-	if (!p || (pkt[1] & 0x80))
-		return 0;
-	if (pkt[1] & 0x40) { /* payload_unit_start: pointer_field */
-		if (1u + p[0] >= len)
-			return 0;
-		len -= 1u + p[0];
-		p += 1u + p[0];
-		s->len = 0;
-		s->want = 0;
-	} else if (!s->want && !s->len) {
-		return 0;
-	}
-	room = sizeof(s->buf) - s->len;
-	memcpy(s->buf + s->len, p, len < room ? len : room);
-	s->len += len < room ? len : room;
-	if (!s->want && s->len >= 3) {
-		s->want = 3u + (((size_t)s->buf[1] & 0x0F) << 8 | s->buf[2]);
-		if (s->want > SECTION_MAX || s->want < 12) {
-			s->len = s->want = 0;
-			return 0;
-		}
-	}
-	if (!s->want || s->len < s->want)
-		return 0;
-	s->done = s->want;
-	s->len = s->want = 0;
-	return dvb_crc32(s->buf, s->done, 0xFFFFFFFF) == 0;
-}
-
 /* 1 when the complete section differs from the one parsed last. */
 static int section_new(struct section *s)
 {
-	const uint8_t *c = s->buf + s->done - 4;
+	const uint8_t *c = s->in.buf + s->in.done - 4;
 	uint32_t crc = (uint32_t)c[0] << 24 | (uint32_t)c[1] << 16 |
 		       (uint32_t)c[2] << 8 | c[3];
 
@@ -262,7 +210,7 @@ static void pat_parsed(struct stream_filter *f)
 	struct dvb_table_pat *pat = NULL;
 	int pmt_pid = PID_UNKNOWN;
 
-	if (dvb_table_pat_init(f->parms, f->pat.buf, (ssize_t)f->pat.done,
+	if (dvb_table_pat_init(f->parms, f->pat.in.buf, (ssize_t)f->pat.in.done,
 			       &pat) < 0 ||
 	    !pat)
 		return;
@@ -287,7 +235,7 @@ static void pmt_parsed(struct stream_filter *f)
 {
 	struct dvb_table_pmt *pmt = NULL;
 
-	if (dvb_table_pmt_init(f->parms, f->pmt.buf, (ssize_t)f->pmt.done,
+	if (dvb_table_pmt_init(f->parms, f->pmt.in.buf, (ssize_t)f->pmt.in.done,
 			       &pmt) < 0 ||
 	    !pmt)
 		return;
@@ -308,7 +256,8 @@ static void pmt_parsed(struct stream_filter *f)
  * the reader's own continuity counter. */
 static const uint8_t *service_pat(struct stream_filter *f, const uint8_t *pkt)
 {
-	if (section_push(&f->pat, pkt) && section_new(&f->pat))
+	if (ts_section_push(&f->pat.in, pkt, SECTION_MAX) &&
+	    section_new(&f->pat))
 		pat_parsed(f);
 	if (!(pkt[1] & 0x40) || !f->have_pat_pkt ||
 	    !pid_isset(f->pass, (unsigned int)f->pmt_pid))
@@ -333,7 +282,8 @@ const uint8_t *stream_filter_packet(struct stream_filter *f, const uint8_t *pkt)
 	if (pid == 0)
 		return service_pat(f, pkt);
 	if (f->pmt_pid != PID_UNKNOWN && pid == (unsigned int)f->pmt_pid &&
-	    section_push(&f->pmt, pkt) && section_new(&f->pmt))
+	    ts_section_push(&f->pmt.in, pkt, SECTION_MAX) &&
+	    section_new(&f->pmt))
 		pmt_parsed(f);
 	return pid_isset(f->pass, pid) ? pkt : NULL;
 }
