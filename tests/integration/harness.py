@@ -368,6 +368,9 @@ class ApiBoxTest(BoxTest):
     config = None
     listen_host = "127.0.0.1"
     web_root = None
+    # Wait for every ready tuner's power-up init before the test: for
+    # tests that set a hang fault (the init would meet it instead).
+    power_up_wait = False
 
     def start_daemon(self, wait=True):
         self.port = free_port(self.listen_host)
@@ -386,7 +389,40 @@ class ApiBoxTest(BoxTest):
         if wait:
             wait_for(self.box.all_bound, what="every tuner bound")
             wait_for(self._api_up, what="the network API")
+            if self.power_up_wait:
+                self._wait_powered_up()
         return d
+
+    def _wait_powered_up(self, timeout=20.0):
+        """Every ready tuner's worker has powered its chip up (the
+        tuner.init of origin restore after the probe), so that a fault a
+        test sets next meets the test's own command, not that init."""
+        from events_util import SseStream
+        r = http_request(self.port, "GET", "/api/v1/tuners",
+                         headers=self._powered_up_headers(), timeout=10)
+        if r.status != 200 or not r.json:
+            return  # a test of refusals: nothing to wait for
+        want = {t["id"] for t in r.json.get("tuners", [])
+                if t.get("state") == "ready"}
+        if not want:
+            return
+        sse = SseStream(self.port, "types=tuner.init&since=0",
+                        headers=self._powered_up_headers(), timeout=timeout)
+        try:
+            if sse.status != 200:
+                return
+            while want:
+                m = sse.next(timeout=timeout)
+                if m.get("event") == "tuner.init" and \
+                        m["data"].get("origin") == "restore":
+                    want.discard(m["data"].get("tuner"))
+        finally:
+            sse.close()
+
+    def _powered_up_headers(self):
+        tokens = (self.config or {}).get("tokens") or []
+        return ({"Authorization": "Bearer " + tokens[0]["token"]}
+                if tokens else {})
 
     SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
                        "runtime error:")

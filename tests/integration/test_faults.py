@@ -86,6 +86,7 @@ def dvbt(hz):
 
 
 class StoppedWorker(ApiBoxTest):
+    power_up_wait = True
     """A worker that stops taking commands (SIGSTOP) is found by its
     liveness watch: worker.hang, a kill and a restart."""
     deadline_ms = 1000
@@ -118,6 +119,7 @@ class StoppedWorker(ApiBoxTest):
 
 
 class InterruptedTuneEvents(ApiBoxTest):
+    power_up_wait = True
     """Every tuner.tune_started is closed by a tuner.tune, with an error
     result when the worker crashed or hung in it."""
     tuners = "mt2060,mt2060:0x%x,mt2060" % FAULTY

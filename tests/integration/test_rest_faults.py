@@ -25,6 +25,7 @@ DVBT_474 = {"delivery_system": "DVBT", "frequency": 474000000,
 
 
 class HungChip(ApiBoxTest):
+    power_up_wait = True
     deadline_ms = 2000
     daemon_extra = ("--deadline-ms", "2000")
 
@@ -126,6 +127,7 @@ class HungChip(ApiBoxTest):
 class LongHang(ApiBoxTest):
     # The hung tune outlives everything the test does by far; the daemon's
     # stop ends it.
+    power_up_wait = True
     deadline_ms = 20000
     daemon_extra = ("--deadline-ms", "20000")
 
