@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include "bench_fanout.h"
+#include "bench_proc.h"
 #include "daemon.h"
 #include "event_stream.h"
 #include "eventbus.h"
@@ -134,7 +135,7 @@ static void publish(int side)
 
 	eventbus_publish(
 	    bus, "bench.tick", EVENTBUS_NO_TUNER,
-	    json_pack("{s:I}", "t_ns", (json_int_t)fanout_now_ns()));
+	    json_pack("{s:I}", "t_ns", (json_int_t)bench_now_ns()));
 }
 
 static long load_burst(struct loop *l, uint64_t id, void *arg)
@@ -149,7 +150,7 @@ static long load_burst(struct loop *l, uint64_t id, void *arg)
 	for (int t = 1; t <= load_events; t++)
 		eventbus_publish(S.d.events, "bench.load", t,
 				 json_pack("{s:I,s:s}", "l_ns",
-					   (json_int_t)fanout_now_ns(), "pad",
+					   (json_int_t)bench_now_ns(), "pad",
 					   pad));
 	S.load_published += load_events;
 	return load_ms;

@@ -37,7 +37,6 @@ struct fanout_args {
 	int probe_us; /* pause between two of them */
 };
 
-uint64_t fanout_now_ns(void);
 /* Sort samples (ns) and fill r. */
 void fanout_percentiles(uint64_t *ns, long n, struct fanout_result *r);
 struct eventbus;

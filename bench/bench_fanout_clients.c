@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "bench_fanout.h"
+#include "bench_proc.h"
 
 #define EVENTS_QUERY "/api/v1/events?types=bench.*"
 #define LOAD_SAMPLES (8 * 1000 * 1000)
@@ -31,24 +32,9 @@
  * one read, or the clients, not the server, set the pace under load. */
 #define SUB_RX_BUF (64 * 1024)
 
-uint64_t fanout_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 void fanout_percentiles(uint64_t *ns, long n, struct fanout_result *r)
 {
-	qsort(ns, (size_t)n, sizeof(uint64_t), cmp_u64);
+	qsort(ns, (size_t)n, sizeof(uint64_t), bench_cmp_u64);
 	r->ok = 1;
 	r->n = n;
 	r->p50 = n ? (double)ns[n / 2] / 1000.0 : 0;
@@ -111,7 +97,7 @@ static void round_done(void)
 
 static void note_message(const char *msg, size_t len)
 {
-	uint64_t t = fanout_now_ns();
+	uint64_t t = bench_now_ns();
 	const char *p;
 
 	if ((p = memmem(msg, len, "\"l_ns\":", 7))) {
@@ -265,12 +251,12 @@ static size_t discard(char *p, size_t size, size_t n, void *arg)
 static int probe(CURL *h, const struct fanout_args *a, uint64_t *ns)
 {
 	for (int i = 0; i < a->probes; i++) {
-		uint64_t t0 = fanout_now_ns();
+		uint64_t t0 = bench_now_ns();
 		long code = 0;
 
 		if (curl_easy_perform(h) != CURLE_OK)
 			return -1;
-		ns[i] = fanout_now_ns() - t0;
+		ns[i] = bench_now_ns() - t0;
 		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
 		if (code != 200)
 			return -1;

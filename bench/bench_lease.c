@@ -33,16 +33,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_proc.h"
+
 #define MAX_CLIENTS 64
 #define MAX_SAMPLES 1000000
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static size_t discard(char *p, size_t size, size_t n, void *arg)
 {
@@ -106,15 +100,15 @@ static void *renewer(void *arg)
 static void get_loop(struct load *l, double secs)
 {
 	CURL *c = handle(l->get_url);
-	double end = now_s() + secs, t0;
+	double end = bench_now_s() + secs, t0;
 
 	l->nlat = 0;
-	while ((t0 = now_s()) < end && l->nlat < MAX_SAMPLES) {
+	while ((t0 = bench_now_s()) < end && l->nlat < MAX_SAMPLES) {
 		if (status_of(c) != 200) {
 			l->failed++;
 			continue;
 		}
-		l->lat[l->nlat++] = (now_s() - t0) * 1e3;
+		l->lat[l->nlat++] = (bench_now_s() - t0) * 1e3;
 	}
 	curl_easy_cleanup(c);
 }
@@ -150,12 +144,12 @@ static void round_of(struct load *l, int clients, double secs,
 	l->renewed = 0;
 	for (int i = 0; i < clients; i++)
 		pthread_create(&th[i], NULL, renewer, l);
-	t0 = now_s();
+	t0 = bench_now_s();
 	get_loop(l, secs);
 	l->stop = 1;
 	for (int i = 0; i < clients; i++)
 		pthread_join(th[i], NULL);
-	summarise(l, now_s() - t0, f);
+	summarise(l, bench_now_s() - t0, f);
 }
 
 /* ---- the processes ---- */
@@ -166,65 +160,24 @@ struct procs {
 	int port;
 };
 
-static pid_t spawn(char *const argv[], const char *log)
-{
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		FILE *f = freopen(log, "w", stdout);
-
-		(void)f;
-		dup2(STDOUT_FILENO, STDERR_FILENO);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	return pid;
-}
-
-static void stop(pid_t pid)
-{
-	if (pid > 0) {
-		kill(pid, SIGTERM);
-		waitpid(pid, NULL, 0);
-	}
-}
-
-static int free_port(void)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET,
-				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-
-	if (fd >= 0 && !bind(fd, (struct sockaddr *)&a, sizeof(a)) &&
-	    !getsockname(fd, (struct sockaddr *)&a, &len))
-		port = ntohs(a.sin_port);
-	if (fd >= 0)
-		close(fd);
-	return port;
-}
-
 static int start_procs(struct procs *p, const char *tunerd)
 {
 	char bin[PATH_MAX], path[PATH_MAX + 64], sock[128], stub[160];
 	char plugins[PATH_MAX + 16], listen[64], log[128], state[128];
-	ssize_t n = readlink("/proc/self/exe", bin, sizeof(bin) - 1);
 
-	if (n <= 0)
+	if (bench_self_dir(bin, sizeof(bin)))
 		return -1;
-	bin[n] = '\0';
-	*strrchr(bin, '/') = '\0';
 	strcpy(p->dir, "/var/tmp/bench-lease-XXXXXX");
 	if (!mkdtemp(p->dir))
 		return -1;
 	snprintf(sock, sizeof(sock), "%s/sim.sock", p->dir);
 	snprintf(path, sizeof(path), "%s/tunerd-simbox", bin);
 	snprintf(log, sizeof(log), "%s/box.log", p->dir);
-	p->box =
-	    spawn((char *[]){path, "--socket", sock, "--tuners", "mt2060",
-			     "--settle-scale", "0", "--i2c-khz", "0", NULL},
-		  log);
-	p->port = free_port();
+	p->box = bench_spawn((char *[]){path, "--socket", sock, "--tuners",
+					"mt2060", "--settle-scale", "0",
+					"--i2c-khz", "0", NULL},
+			     log);
+	p->port = bench_free_port();
 	snprintf(path, sizeof(path), "%s", tunerd ? tunerd : "");
 	if (!tunerd)
 		snprintf(path, sizeof(path), "%s/tunerd", bin);
@@ -233,10 +186,11 @@ static int start_procs(struct procs *p, const char *tunerd)
 	snprintf(listen, sizeof(listen), "127.0.0.1:%d", p->port);
 	snprintf(log, sizeof(log), "%s/tunerd.log", p->dir);
 	snprintf(state, sizeof(state), "%s/state", p->dir);
-	p->daemon = spawn((char *[]){path, "--stub", stub, "--plugin-dir",
-				     plugins, "--listen", listen, "--log-level",
-				     "warn", "--state-dir", state, NULL},
-			  log);
+	p->daemon =
+	    bench_spawn((char *[]){path, "--stub", stub, "--plugin-dir",
+				   plugins, "--listen", listen, "--log-level",
+				   "warn", "--state-dir", state, NULL},
+			log);
 	return p->box > 0 && p->daemon > 0 ? 0 : -1;
 }
 
@@ -280,16 +234,7 @@ static int take_lease(struct load *l, int port)
 
 static void cleanup(const struct procs *p)
 {
-	static const char *const files[] = {"box.log", "tunerd.log",
-					    "state/tuners.json",
-					    "state/leases.json", "state"};
-	char path[256];
-
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", p->dir, files[i]);
-		remove(path);
-	}
-	remove(p->dir);
+	bench_remove_tree(p->dir);
 }
 
 static int parse_args(int argc, char **argv, double *secs, int *clients,
@@ -366,8 +311,8 @@ int main(int argc, char **argv)
 	printf("  failed requests: %lu\n", (unsigned long)l.failed);
 	ret = 0;
 out:
-	stop(p.daemon);
-	stop(p.box);
+	bench_stop(p.daemon);
+	bench_stop(p.box);
 	curl_slist_free_all(json_header);
 	curl_global_cleanup();
 	free(l.lat);

@@ -40,6 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_proc.h"
 #include "bench_rest.h"
 #include "tuner_stub.h"
 
@@ -54,14 +55,6 @@ struct run {
 	unsigned long ok, failed;
 	pthread_mutex_t lock;
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static size_t collect(char *p, size_t size, size_t n, void *arg)
 {
@@ -101,9 +94,9 @@ static void *client(void *arg)
 	struct run *r = arg;
 	CURL *c = curl_easy_init();
 	unsigned long ok = 0, failed = 0;
-	double end = now_s() + r->seconds;
+	double end = bench_now_s() + r->seconds;
 
-	while (c && now_s() < end) {
+	while (c && bench_now_s() < end) {
 		if (get(c, r->url, NULL) == 200)
 			ok++;
 		else
@@ -122,7 +115,7 @@ static double measure(const char *url, int n, double s, unsigned long *fail)
 {
 	struct run r = {.url = url, .seconds = s};
 	pthread_t th[BENCH_MAX_CLIENTS];
-	double t0 = now_s();
+	double t0 = bench_now_s();
 
 	pthread_mutex_init(&r.lock, NULL);
 	for (int i = 0; i < n; i++)
@@ -131,50 +124,12 @@ static double measure(const char *url, int n, double s, unsigned long *fail)
 		pthread_join(th[i], NULL);
 	pthread_mutex_destroy(&r.lock);
 	*fail = r.failed;
-	return (double)r.ok / (now_s() - t0);
-}
-
-static int free_port(void)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET,
-				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-
-	if (fd >= 0 && !bind(fd, (struct sockaddr *)&a, sizeof(a)) &&
-	    !getsockname(fd, (struct sockaddr *)&a, &len))
-		port = ntohs(a.sin_port);
-	if (fd >= 0)
-		close(fd);
-	return port;
+	return (double)r.ok / (bench_now_s() - t0);
 }
 
 /* ---- the processes under test ---- */
 
 static const char bench_env[] = "DVBT 474000000 8000000 -50.0 30.0 \"MUX A\"\n";
-
-static pid_t spawn(char *const argv[], const char *log)
-{
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		FILE *f = freopen(log, "w", stdout);
-
-		(void)f;
-		dup2(STDOUT_FILENO, STDERR_FILENO);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	return pid;
-}
-
-static void stop(pid_t pid)
-{
-	if (pid > 0) {
-		kill(pid, SIGTERM);
-		waitpid(pid, NULL, 0);
-	}
-}
 
 struct procs {
 	int ntuners; /* MT2060, QT1010, XC3028 in turn */
@@ -208,14 +163,11 @@ static int start_procs(struct procs *p)
 	    state[128];
 	static const char *const chips[] = {"mt2060", "qt1010", "xc3028"};
 	char tuners[BENCH_MAX_TUNERS * 8] = "";
-	ssize_t n = readlink("/proc/self/exe", bin, sizeof(bin) - 1);
 	int fd = -1;
 	FILE *f;
 
-	if (n <= 0)
+	if (bench_self_dir(bin, sizeof(bin)))
 		return -1;
-	bin[n] = '\0';
-	*strrchr(bin, '/') = '\0';
 	strcpy(p->dir, "/tmp/bench-rest-XXXXXX");
 	if (!mkdtemp(p->dir))
 		return -1;
@@ -234,17 +186,17 @@ static int start_procs(struct procs *p)
 	snprintf(path, sizeof(path), "%s/tunerd-simbox", bin);
 	snprintf(log, sizeof(log), "%s/box.log", p->dir);
 	/* No modeled bus time or settling: the baseline has none either. */
-	p->box =
-	    spawn((char *[]){path, "--socket", sock, "--app-socket", p->app,
-			     "--tuners", tuners, "--env", env, "--settle-scale",
-			     "0", "--i2c-khz", "0", NULL},
-		  log);
+	p->box = bench_spawn((char *[]){path, "--socket", sock, "--app-socket",
+					p->app, "--tuners", tuners, "--env",
+					env, "--settle-scale", "0", "--i2c-khz",
+					"0", NULL},
+			     log);
 	for (int i = 0; i < 500 && fd < 0; i++, usleep(10000))
 		fd = unix_connect(p->app); /* start-up, not measured */
 	if (fd < 0)
 		return -1;
 	close(fd);
-	p->port = free_port();
+	p->port = bench_free_port();
 	snprintf(path, sizeof(path), "%s/tunerd", bin);
 	snprintf(stub, sizeof(stub), "sim:%s", sock);
 	snprintf(plugins, sizeof(plugins), "%s/../plugins", bin);
@@ -252,11 +204,11 @@ static int start_procs(struct procs *p)
 	snprintf(log, sizeof(log), "%s/tunerd.log", p->dir);
 	/* Its own state: the tunes' fsync()s are part of what is measured. */
 	snprintf(state, sizeof(state), "%s/state", p->dir);
-	p->daemon = spawn((char *[]){path, "--stub", stub, "--plugin-dir",
-				     plugins, "--listen", listen, "--log-level",
-				     "warn", "--firmware-dir", p->dir,
-				     "--state-dir", state, NULL},
-			  log);
+	p->daemon = bench_spawn(
+	    (char *[]){path, "--stub", stub, "--plugin-dir", plugins,
+		       "--listen", listen, "--log-level", "warn",
+		       "--firmware-dir", p->dir, "--state-dir", state, NULL},
+	    log);
 	return p->box > 0 && p->daemon > 0 ? 0 : -1;
 }
 
@@ -411,19 +363,8 @@ static void compare(const char *what, const char *baseline, const char *path,
 /* Remove the run's directory (kept when tunerd did not come up). */
 static void cleanup(const struct procs *p)
 {
-	static const char *const files[] = {
-	    "sim.sock",   "app.sock",          "test.env",          "box.log",
-	    "tunerd.log", "state/tuners.json", "state/leases.json", "state"};
-	char path[128];
-
-	if (!p->dir[0])
-		return;
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", p->dir, files[i]);
-		if (unlink(path) < 0)
-			rmdir(path); /* "state" */
-	}
-	rmdir(p->dir);
+	if (p->dir[0])
+		bench_remove_tree(p->dir);
 }
 
 static int parse_args(int argc, char **argv, double *secs, int *clients,
@@ -525,7 +466,7 @@ int main(int argc, char **argv)
 			p.dir);
 		goto out;
 	}
-	bare.port = free_port();
+	bare.port = bench_free_port();
 	front = bench_bare_start(&bare);
 	if (front < 0) {
 		fprintf(stderr, "bench_rest: the baseline did not start\n");
@@ -536,8 +477,8 @@ int main(int argc, char **argv)
 	ret = 0;
 out:
 	curl_easy_cleanup(h);
-	stop(p.daemon);
-	stop(p.box);
+	bench_stop(p.daemon);
+	bench_stop(p.box);
 	free(bare.status.data);
 	free(bare.tuner.data);
 	free(bare.tuners.data);

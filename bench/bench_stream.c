@@ -20,7 +20,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <ftw.h>
 #include <getopt.h>
 #include <limits.h>
 #include <netinet/in.h>
@@ -36,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_proc.h"
 #include "bench_stream.h"
 
 #define MAX_READERS 64
@@ -63,29 +63,6 @@ static struct {
 	double seconds, rate_mbps;
 	int tuners, readers;
 } opt = {20.0, 24.0, 6, 2};
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int free_port(void)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET,
-				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-
-	if (fd >= 0 && !bind(fd, (struct sockaddr *)&a, sizeof(a)) &&
-	    !getsockname(fd, (struct sockaddr *)&a, &len))
-		port = ntohs(a.sin_port);
-	if (fd >= 0)
-		close(fd);
-	return port;
-}
 
 static int tcp_connect(int port)
 {
@@ -182,7 +159,7 @@ static int read_until(int ep, struct reader *rs, double until, uint8_t *buf)
 {
 	struct epoll_event evs[MAX_READERS];
 
-	while (now_s() < until) {
+	while (bench_now_s() < until) {
 		int n = epoll_wait(ep, evs, MAX_READERS, 100);
 
 		for (int i = 0; i < n; i++) {
@@ -219,16 +196,16 @@ static int measure(pid_t server, int port, struct result *res)
 			"Host: bench\r\n\r\n",
 			i / opt.readers + 1);
 	}
-	if (!rs || !buf || read_until(ep, rs, now_s() + WARMUP_S, buf))
+	if (!rs || !buf || read_until(ep, rs, bench_now_s() + WARMUP_S, buf))
 		goto out;
 	for (int i = 0; i < nr; i++)
 		bytes0 += rs[i].bytes;
 	cpu0 = bench_cpu_s(server);
-	t0 = now_s();
+	t0 = bench_now_s();
 	if (read_until(ep, rs, t0 + opt.seconds, buf))
 		goto out;
 	cpu1 = bench_cpu_s(server);
-	t1 = now_s();
+	t1 = bench_now_s();
 	memset(res, 0, sizeof(*res));
 	for (int i = 0; i < nr; i++) {
 		bytes1 += rs[i].bytes;
@@ -249,32 +226,6 @@ out:
 }
 
 /* ---- tunerd and its box ---- */
-
-static pid_t spawn(char *const argv[], const char *log)
-{
-	pid_t pid;
-
-	fflush(stdout); /* or the child's freopen() writes it again */
-	pid = fork();
-
-	if (pid == 0) {
-		FILE *f = freopen(log, "w", stdout);
-
-		(void)f;
-		dup2(STDOUT_FILENO, STDERR_FILENO);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	return pid;
-}
-
-static void stop(pid_t pid)
-{
-	if (pid > 0) {
-		kill(pid, SIGTERM);
-		waitpid(pid, NULL, 0);
-	}
-}
 
 /* Every tuner ready: tunerd's GET /api/v1/tuners says so. */
 static int tuners_ready(int port)
@@ -301,14 +252,15 @@ static pid_t start_daemon(const char *bin, const char *dir, const char *sock,
 	snprintf(plugins, sizeof(plugins), "%s/../plugins", bin);
 	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
 	snprintf(log, sizeof(log), "%s/tunerd-%s.log", dir, delivery);
-	pid = spawn((char *[]){path, "--stub", stub, "--plugin-dir", plugins,
-			       "--listen", listen, "--stream-delivery",
-			       (char *)delivery, NULL},
-		    log);
+	pid =
+	    bench_spawn((char *[]){path, "--stub", stub, "--plugin-dir",
+				   plugins, "--listen", listen,
+				   "--stream-delivery", (char *)delivery, NULL},
+			log);
 	for (int i = 0; pid > 0 && i < 600; i++, usleep(50000))
 		if (tuners_ready(port))
 			return pid;
-	stop(pid);
+	bench_stop(pid);
 	return -1;
 }
 
@@ -317,13 +269,10 @@ static int start_box(const char *dir, const char *sock, char *bin, pid_t *box)
 {
 	char path[PATH_MAX + 32], env[PATH_MAX], log[PATH_MAX];
 	char chips[16 * 8] = "", app[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", bin, PATH_MAX - 1);
 	FILE *f;
 
-	if (n <= 0)
+	if (bench_self_dir(bin, PATH_MAX))
 		return -1;
-	bin[n] = '\0';
-	*strrchr(bin, '/') = '\0';
 	for (int i = 0; i < opt.tuners; i++)
 		strcat(chips, i ? ",mt2060" : "mt2060");
 	snprintf(env, sizeof(env), "%s/test.env", dir);
@@ -335,10 +284,11 @@ static int start_box(const char *dir, const char *sock, char *bin, pid_t *box)
 	snprintf(path, sizeof(path), "%s/tunerd-simbox", bin);
 	snprintf(app, sizeof(app), "%s/app.sock", dir);
 	snprintf(log, sizeof(log), "%s/box.log", dir);
-	*box = spawn((char *[]){path, "--socket", (char *)sock, "--app-socket",
-				app, "--tuners", chips, "--env", env,
-				"--settle-scale", "0", "--i2c-khz", "0", NULL},
-		     log);
+	*box = bench_spawn((char *[]){path, "--socket", (char *)sock,
+				      "--app-socket", app, "--tuners", chips,
+				      "--env", env, "--settle-scale", "0",
+				      "--i2c-khz", "0", NULL},
+			   log);
 	return *box > 0 ? 0 : -1;
 }
 
@@ -346,21 +296,12 @@ static int start_box(const char *dir, const char *sock, char *bin, pid_t *box)
 static int measure_tunerd(const char *bin, const char *dir, const char *sock,
 			  const char *delivery, struct result *res)
 {
-	int port = free_port();
+	int port = bench_free_port();
 	pid_t pid = start_daemon(bin, dir, sock, port, delivery);
 	int ret = pid > 0 ? measure(pid, port, res) : -1;
 
-	stop(pid);
+	bench_stop(pid);
 	return ret;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag,
-			struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path) ? -1 : 0;
 }
 
 /* ---- report ---- */
@@ -431,7 +372,7 @@ int main(int argc, char **argv)
 	char dir[] = "/tmp/bench-stream-XXXXXX", sock[64], bin[PATH_MAX];
 	struct result d = {0}, m = {0}, rw = {0}, sp = {0};
 	pid_t src, box = -1, relay, relay_sp;
-	int port_rw = free_port(), port_sp, ret = 1;
+	int port_rw = bench_free_port(), port_sp, ret = 1;
 
 	if (parse_args(argc, argv)) {
 		fprintf(stderr, "usage: bench_stream [--seconds 1..600] "
@@ -445,7 +386,7 @@ int main(int argc, char **argv)
 	snprintf(sock, sizeof(sock), "%s/sim.sock", dir);
 	src = bench_source_start(sock, opt.tuners, opt.rate_mbps * 1e6);
 	relay = bench_relay_start(sock, port_rw, BENCH_RELAY_RW);
-	port_sp = free_port();
+	port_sp = bench_free_port();
 	relay_sp = bench_relay_start(sock, port_sp, BENCH_RELAY_SPLICE);
 	if (src < 0 || relay < 0 || relay_sp < 0 ||
 	    start_box(dir, sock, bin, &box)) {
@@ -471,11 +412,11 @@ int main(int argc, char **argv)
 	      d.readers_ok + m.readers_ok + rw.readers_ok + sp.readers_ok !=
 		  4 * opt.tuners * opt.readers;
 out:
-	stop(box);
-	stop(relay);
-	stop(relay_sp);
-	stop(src);
+	bench_stop(box);
+	bench_stop(relay);
+	bench_stop(relay_sp);
+	bench_stop(src);
 	if (!ret)
-		nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+		bench_remove_tree(dir);
 	return ret;
 }

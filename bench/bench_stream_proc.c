@@ -6,6 +6,7 @@
  * (PR_SET_PDEATHSIG).
  */
 #define _GNU_SOURCE
+#include "bench_proc.h"
 #include "bench_stream.h"
 
 #include <errno.h>
@@ -28,14 +29,6 @@
 #define CYCLE_PIDS  8
 #define CYCLE_PKTS  (CYCLE_PIDS * 128) /* each PID a multiple of 16 */
 #define SOURCE_TICK 2                  /* ms between writes */
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 double bench_cpu_s(pid_t pid)
 {
@@ -140,7 +133,7 @@ struct feed {
 static void source_tick(struct feed *f, const uint8_t *cycle, size_t len,
 			double rate_bps)
 {
-	double due = (now_s() - f->t0) * rate_bps / 8;
+	double due = (bench_now_s() - f->t0) * rate_bps / 8;
 	size_t want, chunk;
 	ssize_t n;
 
@@ -184,7 +177,7 @@ static void source_main(const char *sockpath, int ntuners, double rate_bps,
 
 			if (fd >= 0)
 				feeds[nfeeds++] =
-				    (struct feed){fd, now_s(), 0, 0};
+				    (struct feed){fd, bench_now_s(), 0, 0};
 		}
 		for (int i = 0; i < nfeeds; i++)
 			source_tick(&feeds[i], cycle, len, rate_bps);

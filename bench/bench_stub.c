@@ -72,21 +72,6 @@ struct chip_result {
 static const char *const bench_chips[] = {"mt2060", "qt1010", "xc3028"};
 #define BENCH_NCHIPS (sizeof(bench_chips) / sizeof(bench_chips[0]))
 
-uint64_t bench_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Nearest-rank percentile of n sorted samples, in microseconds. */
 static double pct_us(const uint64_t *sorted, size_t n, double p)
 {
@@ -209,8 +194,8 @@ static void chip_print(struct chip_result *r)
 {
 	double sp50, sp99, bp50, bp99;
 
-	qsort(r->stub_ns, r->n, sizeof(uint64_t), cmp_u64);
-	qsort(r->base_ns, r->n, sizeof(uint64_t), cmp_u64);
+	qsort(r->stub_ns, r->n, sizeof(uint64_t), bench_cmp_u64);
+	qsort(r->base_ns, r->n, sizeof(uint64_t), bench_cmp_u64);
 	sp50 = pct_us(r->stub_ns, r->n, 0.50);
 	sp99 = pct_us(r->stub_ns, r->n, 0.99);
 	bp50 = pct_us(r->base_ns, r->n, 0.50);
@@ -330,8 +315,8 @@ static int phase_wide(const struct bench_opts *o, const char *dir)
 			strerror(-err));
 		return err;
 	}
-	qsort(one, o->rounds, sizeof(uint64_t), cmp_u64);
-	qsort(all, o->rounds, sizeof(uint64_t), cmp_u64);
+	qsort(one, o->rounds, sizeof(uint64_t), bench_cmp_u64);
+	qsort(all, o->rounds, sizeof(uint64_t), bench_cmp_u64);
 	one_us = pct_us(one, o->rounds, 0.5);
 	all_us = pct_us(all, o->rounds, 0.5);
 	printf("\n%d x mt2060, %u rounds (median): one tune on one tuner "
@@ -413,6 +398,6 @@ int main(int argc, char **argv)
 			strerror(-err), dir);
 		return 1;
 	}
-	bench_workdir_remove(dir);
+	bench_remove_tree(dir);
 	return 0;
 }

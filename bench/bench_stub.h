@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "bench_proc.h"
 #include "box.h"
 
 #ifndef BENCH_TUNERD_PATH
@@ -26,12 +27,9 @@ struct bench_stub {
 	size_t nclients;
 };
 
-uint64_t bench_now_ns(void);
-
 /* A private directory with the synthetic XC3028 firmware in dir/fw.
  * 0 or a negative errno. */
 int bench_workdir(char *dir, size_t len);
-void bench_workdir_remove(const char *dir);
 
 /*
  * Start a box with these bridges (I2C delay 0, settle scale 0) on

@@ -10,7 +10,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -48,20 +47,6 @@ int bench_workdir(char *dir, size_t len)
 		return -EIO;
 	}
 	return 0;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag,
-			struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path) ? -1 : 0;
-}
-
-void bench_workdir_remove(const char *dir)
-{
-	nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
 }
 
 /* The child dies with the bench, whatever kills the bench. */

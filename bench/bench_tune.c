@@ -32,6 +32,7 @@
 
 #include <curl/curl.h>
 
+#include "bench_proc.h"
 #include "bench_tune.h"
 #include "xc3028_fwgen.h"
 
@@ -56,16 +57,9 @@ struct procs {
 	int port;
 };
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static double median_u64(uint64_t *v, size_t n)
 {
-	qsort(v, n, sizeof(*v), cmp_u64);
+	qsort(v, n, sizeof(*v), bench_cmp_u64);
 	return n ? (double)v[n / 2] : 0.0;
 }
 
@@ -74,48 +68,6 @@ static int cmp_double(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return x < y ? -1 : x > y;
-}
-
-static int free_port(void)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET,
-				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-
-	if (fd >= 0 && !bind(fd, (struct sockaddr *)&a, sizeof(a)) &&
-	    !getsockname(fd, (struct sockaddr *)&a, &len))
-		port = ntohs(a.sin_port);
-	if (fd >= 0)
-		close(fd);
-	return port;
-}
-
-/* The child dies with the bench; its output goes to log. */
-static pid_t spawn(char *const argv[], const char *log)
-{
-	pid_t parent = getpid(), pid = fork();
-
-	if (pid == 0) {
-		FILE *f = freopen(log, "w", stdout);
-
-		(void)f;
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(127);
-		dup2(STDOUT_FILENO, STDERR_FILENO);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	return pid;
-}
-
-static void stop(pid_t pid)
-{
-	if (pid > 0) {
-		kill(pid, SIGTERM);
-		waitpid(pid, NULL, 0);
-	}
 }
 
 static int write_file(const char *path, const char *text)
@@ -134,12 +86,9 @@ static int start_procs(struct procs *p, const char *bin_dir)
 {
 	char bin[PATH_MAX], path[PATH_MAX + 64], sock[96], app[96], env[96];
 	char stub[128], listen[64], log[128], err[256];
-	ssize_t n = readlink("/proc/self/exe", bin, sizeof(bin) - 1);
 
-	if (n <= 0)
+	if (bench_self_dir(bin, sizeof(bin)))
 		return -1;
-	bin[n] = '\0';
-	*strrchr(bin, '/') = '\0';
 	if (bin_dir)
 		snprintf(bin, sizeof(bin), "%s", bin_dir);
 	snprintf(p->plugins, sizeof(p->plugins), "%s/../plugins", bin);
@@ -156,22 +105,24 @@ static int start_procs(struct procs *p, const char *bin_dir)
 		return -1;
 	snprintf(path, sizeof(path), "%s/tunerd-simbox", bin);
 	snprintf(log, sizeof(log), "%s/box.log", p->dir);
-	p->box = spawn((char *[]){path, "--socket", sock, "--app-socket", app,
-				  "--tuners", "mt2060,qt1010,xc3028", "--env",
-				  env, "--firmware", p->fw, NULL},
-		       log);
-	p->port = free_port();
+	p->box =
+	    bench_spawn((char *[]){path, "--socket", sock, "--app-socket", app,
+				   "--tuners", "mt2060,qt1010,xc3028", "--env",
+				   env, "--firmware", p->fw, NULL},
+			log);
+	p->port = bench_free_port();
 	snprintf(path, sizeof(path), "%s/tunerd", bin);
 	snprintf(stub, sizeof(stub), "sim:%s", sock);
 	snprintf(listen, sizeof(listen), "127.0.0.1:%d", p->port);
 	snprintf(log, sizeof(log), "%s/tunerd.log", p->dir);
 	for (int i = 0; i < READY_TRIES && access(sock, F_OK); i++)
 		usleep(10000); /* start-up, not measured */
-	p->daemon = spawn((char *[]){path, "--stub", stub, "--plugin-dir",
-				     p->plugins, "--firmware-dir", p->fwdir,
-				     "--listen", listen, "--log-level", "warn",
-				     "--status-interval-ms", "0", NULL},
-			  log);
+	p->daemon =
+	    bench_spawn((char *[]){path, "--stub", stub, "--plugin-dir",
+				   p->plugins, "--firmware-dir", p->fwdir,
+				   "--listen", listen, "--log-level", "warn",
+				   "--status-interval-ms", "0", NULL},
+			log);
 	return p->box > 0 && p->daemon > 0 && p->port > 0 ? 0 : -1;
 }
 
@@ -410,8 +361,8 @@ int main(int argc, char **argv)
 	       p.port, I2C_KHZ, SETTLE);
 	ret = bench(&p, c, runs, tunes) ? 1 : 0;
 out:
-	stop(p.daemon);
-	stop(p.box);
+	bench_stop(p.daemon);
+	bench_stop(p.box);
 	curl_slist_free_all(h);
 	curl_easy_cleanup(c);
 	curl_global_cleanup();

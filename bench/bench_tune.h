@@ -27,6 +27,4 @@ void bench_drv_free(struct bench_drv *d);
  * locked within 2 s. */
 uint64_t bench_drv_tune(struct bench_drv *d, uint32_t freq);
 
-uint64_t bench_now_ns(void);
-
 #endif /* BENCH_TUNE_H */

@@ -8,6 +8,7 @@
  * server in front of it.
  */
 #define _GNU_SOURCE
+#include "bench_proc.h"
 #include "bench_tune.h"
 
 #include <dlfcn.h>
@@ -34,14 +35,6 @@ struct bench_drv {
 	void *handle, *priv;
 	struct tunerd_host host;
 };
-
-uint64_t bench_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void sleep_until_ns(uint64_t t)
 {

@@ -12,9 +12,8 @@
  * with semaphores (it posts "started", waits for "release"), never with
  * a sleep.
  */
-#define _GNU_SOURCE /* nftw */
+#define _GNU_SOURCE
 #include <errno.h>
-#include <ftw.h>
 #include <jansson.h>
 #include <limits.h>
 #include <semaphore.h>
@@ -28,9 +27,11 @@
 #include "check.h"
 #include "eventbus.h"
 #include "lease.h"
+#include "lease_told.h"
 #include "log.h"
 #include "loop.h"
 #include "state_file.h"
+#include "unit_tmpdir.h"
 
 static struct loop *lp;
 static struct eventbus *bus;
@@ -57,25 +58,6 @@ static int test_writer(struct state_dir *sd, const char *name, const char *text,
 	}
 	fail = wr.fail;
 	return fail ? fail : state_file_write_text(sd, name, text);
-}
-
-struct told {
-	struct lease_waiter w;
-	int calls, err;
-};
-
-static void on_saved(int err, void *arg)
-{
-	struct told *t = arg;
-
-	t->calls++;
-	t->err = err;
-}
-
-static struct lease_waiter *told(struct told *t)
-{
-	*t = (struct told){.w = {.fn = on_saved, .arg = t}};
-	return &t->w;
 }
 
 /* Run the loop until t was told. */
@@ -280,15 +262,6 @@ static void test_flush(struct state_dir *sd, struct lease_table *lt)
 	check_as_on_disk(sd, lt);
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag,
-			struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 int main(void)
 {
 	char tmpl[] = "/tmp/tunerd-commit-XXXXXX";
@@ -318,6 +291,6 @@ int main(void)
 	loop_free(lp);
 	sem_destroy(&wr.started);
 	sem_destroy(&wr.release);
-	nftw(tmpl, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+	unit_tmpdir_remove(tmpl);
 	return check_done("test_lease_commit");
 }

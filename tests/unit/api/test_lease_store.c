@@ -5,9 +5,8 @@
  * write changing nothing.  (The group commit itself, one write for many
  * changes and the loop free meanwhile: test_lease_commit.c.)
  */
-#define _GNU_SOURCE /* nftw */
+#define _GNU_SOURCE
 #include <errno.h>
-#include <ftw.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
@@ -19,32 +18,14 @@
 #include "api_json.h"
 #include "check.h"
 #include "lease.h"
+#include "lease_told.h"
 #include "log.h"
 #include "loop.h"
 #include "state_file.h"
+#include "unit_tmpdir.h"
 
 static char top[PATH_MAX / 2];
 static struct loop *lp;
-
-/* A waiter that counts what it was told. */
-struct told {
-	struct lease_waiter w;
-	int calls, err;
-};
-
-static void on_saved(int err, void *arg)
-{
-	struct told *t = arg;
-
-	t->calls++;
-	t->err = err;
-}
-
-static struct lease_waiter *told(struct told *t)
-{
-	*t = (struct told){.w = {.fn = on_saved, .arg = t}};
-	return &t->w;
-}
 
 /* Run the loop until t was told (it may have been by an earlier
  * call's loop: one write carries the changes of a turn); returns what. */
@@ -194,15 +175,6 @@ static void test_read_back(struct state_dir *sd)
 	lease_table_free(lt);
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag,
-			struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 int main(void)
 {
 	char tmpl[] = "/tmp/tunerd-leases-XXXXXX";
@@ -221,6 +193,6 @@ int main(void)
 	}
 	state_dir_close(sd);
 	loop_free(lp);
-	nftw(tmpl, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+	unit_tmpdir_remove(tmpl);
 	return check_done("test_lease_store");
 }

@@ -5,7 +5,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
@@ -17,6 +16,7 @@
 #include "check.h"
 #include "log.h"
 #include "state_file.h"
+#include "unit_tmpdir.h"
 
 static char top[PATH_MAX / 2];
 
@@ -213,15 +213,6 @@ static void test_too_big_to_write(struct state_dir *sd)
 	json_decref(doc);
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag,
-			struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 int main(void)
 {
 	char tmpl[] = "/tmp/tunerd-state-XXXXXX", path[PATH_MAX];
@@ -244,6 +235,6 @@ int main(void)
 		test_too_big_to_write(sd);
 		state_dir_close(sd);
 	}
-	nftw(tmpl, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+	unit_tmpdir_remove(tmpl);
 	return check_done("test_state_file");
 }
