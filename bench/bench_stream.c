@@ -292,6 +292,21 @@ static int start_box(const char *dir, const char *sock, char *bin, pid_t *box)
 	return *box > 0 ? 0 : -1;
 }
 
+/* 0 once the box's stream sockets exist (at most 10 s). */
+static int box_streams_made(const char *sock)
+{
+	char path[96];
+	const struct timespec tick = {0, 10 * 1000 * 1000};
+
+	for (int i = 0; i < 1000; i++) {
+		snprintf(path, sizeof(path), "%s.ts%d", sock, opt.tuners);
+		if (access(path, F_OK) == 0)
+			return 0;
+		nanosleep(&tick, NULL);
+	}
+	return -1;
+}
+
 /* tunerd with this delivery on the box, measured, stopped. */
 static int measure_tunerd(const char *bin, const char *dir, const char *sock,
 			  const char *delivery, struct result *res)
@@ -371,7 +386,7 @@ int main(int argc, char **argv)
 {
 	char dir[] = "/tmp/bench-stream-XXXXXX", sock[64], bin[PATH_MAX];
 	struct result d = {0}, m = {0}, rw = {0}, sp = {0};
-	pid_t src, box = -1, relay, relay_sp;
+	pid_t src = -1, box = -1, relay = -1, relay_sp = -1;
 	int port_rw = bench_free_port(), port_sp, ret = 1;
 
 	if (parse_args(argc, argv)) {
@@ -384,12 +399,18 @@ int main(int argc, char **argv)
 	if (!mkdtemp(dir))
 		return 1;
 	snprintf(sock, sizeof(sock), "%s/sim.sock", dir);
+	/* The box first: it makes its own PATH.ts<N> sockets at start, and
+	 * the bench's source then takes those paths over (unlink, bind), so
+	 * the daemon and the relays read the bench's counted packets. */
+	if (start_box(dir, sock, bin, &box) || box_streams_made(sock)) {
+		fprintf(stderr, "bench_stream: no box (logs in %s)\n", dir);
+		goto out_early;
+	}
 	src = bench_source_start(sock, opt.tuners, opt.rate_mbps * 1e6);
 	relay = bench_relay_start(sock, port_rw, BENCH_RELAY_RW);
 	port_sp = bench_free_port();
 	relay_sp = bench_relay_start(sock, port_sp, BENCH_RELAY_SPLICE);
-	if (src < 0 || relay < 0 || relay_sp < 0 ||
-	    start_box(dir, sock, bin, &box)) {
+	if (src < 0 || relay < 0 || relay_sp < 0) {
 		fprintf(stderr, "bench_stream: cannot start (logs in %s)\n",
 			dir);
 		goto out;
@@ -412,10 +433,11 @@ int main(int argc, char **argv)
 	      d.readers_ok + m.readers_ok + rw.readers_ok + sp.readers_ok !=
 		  4 * opt.tuners * opt.readers;
 out:
-	bench_stop(box);
 	bench_stop(relay);
 	bench_stop(relay_sp);
 	bench_stop(src);
+out_early:
+	bench_stop(box);
 	if (!ret)
 		bench_remove_tree(dir);
 	return ret;
