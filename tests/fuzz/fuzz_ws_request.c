@@ -106,7 +106,7 @@ static void fz_setup(void)
 	fz_add_tuner(2, TUNER_STARTING, &fz_hybrid);
 	fz_add_tuner(3, TUNER_FAILED, NULL);
 	if (lease_acquire(leases, 2, "recorder", 500, LEASE_TTL_MAX, &mine,
-			  &other))
+			  &other, NULL) < 0)
 		abort();
 }
 
