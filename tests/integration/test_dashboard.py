@@ -65,7 +65,8 @@ class Dashboard(ApiBoxTest):
         # signal in dBm from the RF environment (-50 dBm, +-0.5 dB noise)
         self.assertRegex(one, r"-(49|50)\.\d dBm")
         self.assertIn("by kernel", one)
-        self.assertIn("events: live", dom)
+        # "events: live" is waited for in a real page below: a DOM dump
+        # ends at its virtual-time budget, whatever the connection does.
 
     def test_stream_link_without_a_token(self):
         dom = dump_dom("http://127.0.0.1:%d/" % self.port, 3000)
