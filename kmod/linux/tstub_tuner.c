@@ -114,9 +114,11 @@ static int tstub_tuner_send(struct tstub_tuner *c, u64 session)
 		.config = c->cfg.config,
 		.adapter = i2c_adapter_id(c->adap),
 		.i2c_addr = c->cfg.i2c_addr,
-		/* fe->dvb is set once the bridge registered its frontend;
+		/*
+		 * fe->dvb is set once the bridge registered its frontend;
 		 * an ATTACH sent before that says "none", and the re-send
-		 * to the next daemon carries the number. */
+		 * to the next daemon carries the number.
+		 */
 		.dvb_adapter = c->fe && c->fe->dvb ? (u32)c->fe->dvb->num :
 				TSTUB_DVB_ADAPTER_NONE,
 	};

@@ -68,11 +68,18 @@ static int open_kernel(const struct daemon *d, uint32_t tuner, int *demux_fd)
 	char path[PATH_MAX];
 	int fd, err;
 
-	if (!t || !(d->session.flags & TSTUB_CAP_DVB_ADAPTER))
+	if (!t || !(d->session.flags & TSTUB_CAP_DVB_ADAPTER)) {
+		log_info("stream: tuner %u: %s", tuner,
+			 t ? "the stub offers no DVB adapters"
+			   : "no such tuner");
 		return -ENODEV;
+	}
 	tuner_snapshot(t, &s);
-	if (s.attach.dvb_adapter == TSTUB_DVB_ADAPTER_NONE)
+	if (s.attach.dvb_adapter == TSTUB_DVB_ADAPTER_NONE) {
+		log_info("stream: tuner %u: its bridge has no DVB adapter",
+			 tuner);
 		return -ENODEV;
+	}
 	snprintf(path, sizeof(path), "/dev/dvb/adapter%u/demux0",
 		 s.attach.dvb_adapter);
 	*demux_fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);

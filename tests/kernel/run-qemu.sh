@@ -48,7 +48,8 @@ REQUIRED_CHECKS=(module-load frontend-present no-daemon-enotconn
 	abi-daemon mt2060-474-bytes mt2060-frequencies fe-lock
 	lock-from-chip qt1010-tune xc3028-tune deadline-timeout
 	signal-eintr daemon-kill-abort daemon-restart reattach-sync analog-subdev
-	netapi-kernel-tune netapi-api-tune kernel-tuner-variant
+	netapi-kernel-tune netapi-api-tune dvr-direct netapi-stream
+	kernel-tuner-variant
 	parity-traces rmmod-clean dmesg-clean)
 
 usage() {

@@ -467,6 +467,58 @@ t_netapi_api() {
 		"the frontend locks and tunes afterwards"
 }
 
+# --- transport stream checks -----------------------------------------
+# The bridge feeds a PAT and counter packets on TS_PID into its demux
+# while a frontend has lock (vbridge_ts.c); `ktest ts|dvr` checks the sync
+# bytes, continuity counters and packet counters of TS_MIN of them.
+TS_PID=0x100
+TS_MIN=500
+
+# uptime_s: the guest's uptime in seconds, to report how long a check took.
+uptime_s() {
+	cut -d' ' -f1 /proc/uptime
+}
+
+# took T0: seconds since T0 (uptime_s).
+took() {
+	awk -v a="$1" -v b="$(uptime_s)" 'BEGIN { printf "%.2f s", b - a }'
+}
+
+# dvr0 read directly through a demux0 filter, as an application does.
+t_dvr_direct() {
+	for d in demux0 dvr0; do
+		[ -c /dev/dvb/adapter$ADAPTER/$d ] ||
+			{ say "no /dev/dvb/adapter$ADAPTER/$d"; return 1; }
+	done
+	t0=$(uptime_s)
+	tune 0 474000000 8000000 || return 1
+	ktest dvr $ADAPTER $TS_PID $TS_MIN >/tmp/ts.out
+	r=$?
+	say "$(cat /tmp/ts.out) in $(took $t0)"
+	return $r
+}
+
+# The daemon's stream API serves what the bridge fed: tune through the
+# API, then read a bounded amount of GET /tuners/{id}/stream.
+t_netapi_stream() {
+	t0=$(uptime_s)
+	id=$(api_mt2060_id) || return 1
+	body='"delivery_system":"DVBT","bandwidth":8000000'
+	api_post /tuners/$id/tune "{$body,\"frequency\":474000000}" \
+		>/tmp/api.status
+	[ "$(cat /tmp/api.status)" = "HTTP/1.1 200" ] ||
+		{ cat /tmp/api.status /tmp/api.json; return 1; }
+	timeout 30 wget -q -O- "$API/tuners/$id/stream" 2>/tmp/wget.err |
+		ktest ts $TS_PID $TS_MIN >/tmp/ts.out
+	r=$?
+	cat /tmp/wget.err /tmp/ts.out
+	if [ $r -ne 0 ]; then
+		grep -h 'stream' /tmp/daemon-*.log | tail -n 3
+		return 1
+	fi
+	say "tuner $id: $(cat /tmp/ts.out) in $(took $t0)"
+}
+
 t_rmmod() {
 	stop_daemon
 	for m in vbridge mt2060 qt1010 xc2028 \
@@ -516,6 +568,12 @@ if [ "$DAEMON" = tunerd ]; then
 else
 	mark netapi-kernel-tune SKIP "needs tunerd"
 	mark netapi-api-tune SKIP "needs tunerd"
+fi
+check dvr-direct t_dvr_direct
+if [ "$DAEMON" = tunerd ]; then
+	check netapi-stream t_netapi_stream
+else
+	mark netapi-stream SKIP "needs tunerd"
 fi
 check kernel-tuner-variant t_kernel_tuner
 if [ "$DAEMON" = tunerd ]; then

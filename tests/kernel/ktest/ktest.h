@@ -2,7 +2,8 @@
 /*
  * ktest - the guest-side tool of the kernel test: a minimal daemon that
  * speaks the stub ABI on /dev/tuner, ABI edge checks, and DVB frontend
- * commands (FE_SET_PROPERTY, FE_READ_STATUS).
+ * commands (FE_SET_PROPERTY, FE_READ_STATUS), and transport stream checks
+ * (a stream on stdin, or dvr0 read directly).
  */
 #ifndef KTEST_H
 #define KTEST_H
@@ -44,5 +45,7 @@ int ktest_daemon_main(int argc, char **argv);
 int ktest_abi_main(int argc, char **argv);
 int ktest_busy_main(int argc, char **argv);
 int ktest_fe_main(int argc, char **argv);
+int ktest_ts_main(int argc, char **argv);
+int ktest_dvr_main(int argc, char **argv);
 
 #endif /* KTEST_H */

@@ -11,7 +11,10 @@
 #include <linux/i2c.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/workqueue.h>
 
+#include <media/dmxdev.h>
+#include <media/dvb_demux.h>
 #include <media/dvb_frontend.h>
 #include <media/dvbdev.h>
 
@@ -20,6 +23,8 @@ struct v4l2_subdev;
 #define VB_MAX_FE 4
 #define VB_MAX_CHIPS (VB_MAX_FE + 1)	/* the frontends' and the analog one */
 #define VB_REGS 64
+#define VB_TS_PID 0x0100	/* the counter packets' PID */
+#define VB_TS_PKTS 20		/* packets per tick: a PAT, then counters */
 
 struct vb_chip;
 
@@ -123,6 +128,18 @@ struct vbridge {
 	struct vb_fe fes[VB_MAX_FE];
 	unsigned int nfe;
 
+	/* The transport stream (vbridge_ts.c). */
+	struct dvb_demux demux;
+	struct dmxdev dmxdev;
+	struct dmx_frontend dmx_fe;
+	unsigned int ts_state;		/* setup steps done, for the undo */
+	atomic_t ts_feeds;		/* feeds started */
+	struct delayed_work ts_work;	/* feeds a tick's packets */
+	u8 ts_pat_cc;			/* continuity counters, the work's */
+	u8 ts_data_cc;
+	u32 ts_counter;
+	u8 ts_buf[VB_TS_PKTS * 188];
+
 	struct vb_chip *analog_chip;
 	struct v4l2_subdev *analog_sd;
 	struct mutex analog_lock;	/* the analog calls and their result */
@@ -161,5 +178,9 @@ const char *vb_callback_name(u32 cmd);
 /* vbridge_fe.c */
 int vb_fe_create(struct vbridge *vb, struct vb_fe *vfe, bool kernel_tuner);
 void vb_fe_destroy(struct vb_fe *vfe);
+
+/* vbridge_ts.c */
+int vb_ts_create(struct vbridge *vb);
+void vb_ts_destroy(struct vbridge *vb);
 
 #endif /* _VBRIDGE_H */

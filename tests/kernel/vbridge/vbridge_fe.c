@@ -346,16 +346,29 @@ int vb_fe_create(struct vbridge *vb, struct vb_fe *vfe, bool kernel_tuner)
 	vfe->fe.ops = vb_fe_ops;
 	vfe->fe.demodulator_priv = vfe;
 	vfe->fe.id = vfe - vb->fes;
-	ret = kernel_tuner ? vb_fe_attach_kernel(vfe) : vb_fe_attach_stub(vfe);
-	if (ret)
-		return ret;
+	if (kernel_tuner) {
+		ret = vb_fe_attach_kernel(vfe);
+		if (ret)
+			return ret;
+	}
 	ret = dvb_register_frontend(&vb->dvb, &vfe->fe);
 	if (ret) {
 		vb_fe_destroy(vfe);
 		return ret;
 	}
 	vfe->registered = true;
-	return 0;
+	/*
+	 * The stub after registering: its ATTACH to a connected daemon
+	 * names the frontend's DVB adapter (fe->dvb), the source of the
+	 * tuner's stream.  Attached before, a bridge loaded while the
+	 * daemon runs would announce "no adapter" until the next daemon.
+	 */
+	if (!kernel_tuner) {
+		ret = vb_fe_attach_stub(vfe);
+		if (ret)
+			vb_fe_destroy(vfe);
+	}
+	return ret;
 }
 
 /**

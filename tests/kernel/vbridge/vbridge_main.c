@@ -2,7 +2,8 @@
 /*
  * The virtual bridge, a test-only module: an I2C adapter with emulated
  * tuner chips, a DVB adapter with one DVB-T frontend per chip, each using
- * the tuner stub (default) or an in-kernel tuner driver as its tuner.
+ * the tuner stub (default) or an in-kernel tuner driver as its tuner, and
+ * a software demux fed with a synthetic TS while a frontend has lock.
  *
  *   modprobe vbridge chips=mt2060,qt1010,xc3028 tuners=stub,stub,stub
  *
@@ -102,6 +103,7 @@ static void vb_teardown(struct vbridge *vb)
 {
 	/* First: the debugfs files call into the tuners. */
 	debugfs_remove_recursive(vb->dbg);
+	vb_ts_destroy(vb);
 	while (vb->nfe)
 		vb_fe_destroy(&vb->fes[--vb->nfe]);
 	vb_analog_destroy(vb);
@@ -147,6 +149,9 @@ static int vb_setup(struct vbridge *vb)
 	if (ret < 0)
 		return ret;
 	vb->dvb_registered = true;
+	ret = vb_ts_create(vb);
+	if (ret)
+		return ret;
 	ret = vb_setup_frontends(vb);
 	if (ret || !analog)
 		return ret;
