@@ -169,14 +169,12 @@ static enum MHD_Result open_error(struct rest_req *r, int err)
 	}
 }
 
-static enum MHD_Result stream_head(struct rest_req *r)
+/* A stream's 200 (HEAD's, or the MHD delivery's): video/mp2t, never
+ * cached; resp is handed to MHD. */
+static enum MHD_Result queue_ts(struct rest_req *r, struct MHD_Response *resp)
 {
-	struct MHD_Response *resp =
-	    MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
 	enum MHD_Result ret;
 
-	if (!resp)
-		return MHD_NO;
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
 				"video/mp2t");
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
@@ -184,6 +182,14 @@ static enum MHD_Result stream_head(struct rest_req *r)
 	ret = MHD_queue_response(r->conn, MHD_HTTP_OK, resp);
 	MHD_destroy_response(resp);
 	return ret;
+}
+
+static enum MHD_Result stream_head(struct rest_req *r)
+{
+	struct MHD_Response *resp =
+	    MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+
+	return resp ? queue_ts(r, resp) : MHD_NO;
 }
 
 static enum MHD_Result stream_start(struct rest_req *r,
@@ -218,13 +224,7 @@ static enum MHD_Result stream_start(struct rest_req *r,
 		rest_stream_free(s);
 		return MHD_NO;
 	}
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-				"video/mp2t");
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
-				"no-store");
-	ret = MHD_queue_response(r->conn, MHD_HTTP_OK, resp);
-	MHD_destroy_response(resp);
-	return ret;
+	return queue_ts(r, resp);
 }
 
 enum MHD_Result rest_stream_get(struct rest_req *r)
