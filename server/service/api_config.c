@@ -5,6 +5,7 @@
  * quietly leave the API open or closed.
  */
 #include "api_config.h"
+#include "api_config_priv.h"
 
 #include <jansson.h>
 #include <stdarg.h>
@@ -18,6 +19,7 @@ void api_config_init(struct api_config *cfg)
 	cfg->status_interval_ms = -1;
 	cfg->max_request_connections = -1;
 	cfg->max_stream_connections = -1;
+	hdhr_config_init(&cfg->hdhomerun);
 }
 
 void api_config_free(struct api_config *cfg)
@@ -33,13 +35,11 @@ void api_config_free(struct api_config *cfg)
 	free(cfg->tokens);
 	free(cfg->name);
 	free(cfg->state_dir);
+	hdhr_config_free(&cfg->hdhomerun);
 	api_config_init(cfg);
 }
 
-static int fail(char *err, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t len, const char *fmt, ...)
+int api_config_fail(char *err, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -69,37 +69,41 @@ static int token_from_json(json_t *t, size_t i, struct api_token *out,
 
 	if (json_unpack_ex(t, &jerr, JSON_STRICT, "{s:s, s:s, s:s}", "name",
 			   &name, "token", &secret, "role", &role))
-		return fail(err, errlen,
-			    "tokens[%zu]: needs exactly \"name\", \"token\" "
-			    "and \"role\" strings (%s)",
-			    i, jerr.text);
+		return api_config_fail(
+		    err, errlen,
+		    "tokens[%zu]: needs exactly \"name\", \"token\" "
+		    "and \"role\" strings (%s)",
+		    i, jerr.text);
 	if (!*name || strlen(name) > API_TOKEN_NAME_MAX)
-		return fail(err, errlen,
-			    "tokens[%zu]: name must be 1..%d "
-			    "characters",
-			    i, API_TOKEN_NAME_MAX);
+		return api_config_fail(err, errlen,
+				       "tokens[%zu]: name must be 1..%d "
+				       "characters",
+				       i, API_TOKEN_NAME_MAX);
 	if (strlen(secret) < 8 || strlen(secret) > API_TOKEN_MAX)
-		return fail(err, errlen,
-			    "tokens[%zu] (\"%s\"): token must be 8..%d "
-			    "characters",
-			    i, name, API_TOKEN_MAX);
+		return api_config_fail(
+		    err, errlen,
+		    "tokens[%zu] (\"%s\"): token must be 8..%d "
+		    "characters",
+		    i, name, API_TOKEN_MAX);
 	if (!token_chars_ok(secret))
-		return fail(err, errlen,
-			    "tokens[%zu] (\"%s\"): token may only hold visible "
-			    "ASCII characters (no spaces, commas or control "
-			    "characters)",
-			    i, name);
+		return api_config_fail(
+		    err, errlen,
+		    "tokens[%zu] (\"%s\"): token may only hold visible "
+		    "ASCII characters (no spaces, commas or control "
+		    "characters)",
+		    i, name);
 	out->role = role_parse(role);
 	if (out->role == ROLE_NONE)
-		return fail(err, errlen,
-			    "tokens[%zu] (\"%s\"): role must be viewer, "
-			    "operator or admin",
-			    i, name);
+		return api_config_fail(
+		    err, errlen,
+		    "tokens[%zu] (\"%s\"): role must be viewer, "
+		    "operator or admin",
+		    i, name);
 	out->name = strdup(name);
 	out->secret = strdup(secret);
 	out->secret_len = strlen(secret);
 	if (!out->name || !out->secret)
-		return fail(err, errlen, "out of memory");
+		return api_config_fail(err, errlen, "out of memory");
 	return 0;
 }
 
@@ -110,10 +114,11 @@ static int tokens_from_json(json_t *arr, struct api_config *cfg, char *err,
 	json_t *t;
 
 	if (!json_is_array(arr))
-		return fail(err, errlen, "\"tokens\" must be an array");
+		return api_config_fail(err, errlen,
+				       "\"tokens\" must be an array");
 	cfg->tokens = calloc(json_array_size(arr) + 1, sizeof(*cfg->tokens));
 	if (!cfg->tokens)
-		return fail(err, errlen, "out of memory");
+		return api_config_fail(err, errlen, "out of memory");
 	json_array_foreach(arr, i, t)
 	{
 		if (token_from_json(t, i, &cfg->tokens[i], err, errlen)) {
@@ -125,10 +130,11 @@ static int tokens_from_json(json_t *arr, struct api_config *cfg, char *err,
 			if (!strcmp(cfg->tokens[j].name, cfg->tokens[i].name) ||
 			    !strcmp(cfg->tokens[j].secret,
 				    cfg->tokens[i].secret))
-				return fail(err, errlen,
-					    "tokens[%zu] (\"%s\"): name or "
-					    "token used twice",
-					    i, cfg->tokens[i].name);
+				return api_config_fail(
+				    err, errlen,
+				    "tokens[%zu] (\"%s\"): name or "
+				    "token used twice",
+				    i, cfg->tokens[i].name);
 	}
 	return 0;
 }
@@ -139,11 +145,92 @@ static int conn_cap(const char *key, json_t *v, long *out, char *err,
 {
 	if (!json_is_integer(v) || json_integer_value(v) < 1 ||
 	    json_integer_value(v) > API_CONNS_MAX)
-		return fail(err, errlen, "\"%s\" must be an integer 1..%d", key,
-			    API_CONNS_MAX);
+		return api_config_fail(err, errlen,
+				       "\"%s\" must be an integer 1..%d", key,
+				       API_CONNS_MAX);
 	*out = (long)json_integer_value(v);
 	return 0;
 }
+
+static int key_name(json_t *v, struct api_config *cfg, char *err, size_t errlen)
+{
+	if (!json_is_string(v) || !json_string_length(v) ||
+	    json_string_length(v) > 64)
+		return api_config_fail(
+		    err, errlen,
+		    "\"name\" must be a string of 1..64 characters");
+	cfg->name = strdup(json_string_value(v));
+	return cfg->name ? 0 : api_config_fail(err, errlen, "out of memory");
+}
+
+static int key_tokens(json_t *v, struct api_config *cfg, char *err,
+		      size_t errlen)
+{
+	return tokens_from_json(v, cfg, err, errlen);
+}
+
+static int key_status_interval(json_t *v, struct api_config *cfg, char *err,
+			       size_t errlen)
+{
+	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+	    json_integer_value(v) > 3600000)
+		return api_config_fail(
+		    err, errlen,
+		    "\"status_interval_ms\" must be an integer "
+		    "0..3600000");
+	cfg->status_interval_ms = json_integer_value(v);
+	return 0;
+}
+
+static int key_max_request_conns(json_t *v, struct api_config *cfg, char *err,
+				 size_t errlen)
+{
+	return conn_cap("max_request_connections", v,
+			&cfg->max_request_connections, err, errlen);
+}
+
+static int key_max_stream_conns(json_t *v, struct api_config *cfg, char *err,
+				size_t errlen)
+{
+	return conn_cap("max_stream_connections", v,
+			&cfg->max_stream_connections, err, errlen);
+}
+
+static int key_state_dir(json_t *v, struct api_config *cfg, char *err,
+			 size_t errlen)
+{
+	if (!json_is_string(v) || json_string_value(v)[0] != '/' ||
+	    json_string_length(v) > API_STATE_DIR_MAX ||
+	    strlen(json_string_value(v)) != json_string_length(v))
+		return api_config_fail(
+		    err, errlen,
+		    "\"state_dir\" must be an absolute path of at "
+		    "most %d bytes",
+		    API_STATE_DIR_MAX);
+	free(cfg->state_dir);
+	cfg->state_dir = strdup(json_string_value(v));
+	return cfg->state_dir ? 0
+			      : api_config_fail(err, errlen, "out of memory");
+}
+
+/*
+ * One line per top-level key.  A section of its own (an object such as
+ * "hdhomerun") keeps its parser in its own file, declared in
+ * api_config_priv.h, so adding a section touches this table and nothing
+ * else here.
+ */
+static const struct config_key {
+	const char *key;
+	config_key_fn *parse;
+} config_keys[] = {
+    {"name", key_name},
+    {"tokens", key_tokens},
+    {"status_interval_ms", key_status_interval},
+    {"max_request_connections", key_max_request_conns},
+    {"max_stream_connections", key_max_stream_conns},
+    {"state_dir", key_state_dir},
+    {"hdhomerun", api_config_hdhomerun},
+};
 
 static int config_from_json(json_t *root, struct api_config *cfg, char *err,
 			    size_t errlen)
@@ -152,53 +239,19 @@ static int config_from_json(json_t *root, struct api_config *cfg, char *err,
 	json_t *v;
 
 	if (!json_is_object(root))
-		return fail(err, errlen, "the file must hold a JSON object");
+		return api_config_fail(err, errlen,
+				       "the file must hold a JSON object");
 	json_object_foreach(root, key, v)
 	{
-		if (!strcmp(key, "name")) {
-			if (!json_is_string(v) || !json_string_length(v) ||
-			    json_string_length(v) > 64)
-				return fail(err, errlen,
-					    "\"name\" must be a "
-					    "string of 1..64 "
-					    "characters");
-			cfg->name = strdup(json_string_value(v));
-		} else if (!strcmp(key, "tokens")) {
-			if (tokens_from_json(v, cfg, err, errlen))
-				return -1;
-		} else if (!strcmp(key, "status_interval_ms")) {
-			if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-			    json_integer_value(v) > 3600000)
-				return fail(err, errlen,
-					    "\"status_interval_ms\" must be "
-					    "an integer 0..3600000");
-			cfg->status_interval_ms = json_integer_value(v);
-		} else if (!strcmp(key, "max_request_connections")) {
-			if (conn_cap(key, v, &cfg->max_request_connections, err,
-				     errlen))
-				return -1;
-		} else if (!strcmp(key, "max_stream_connections")) {
-			if (conn_cap(key, v, &cfg->max_stream_connections, err,
-				     errlen))
-				return -1;
-		} else if (!strcmp(key, "state_dir")) {
-			if (!json_is_string(v) ||
-			    json_string_value(v)[0] != '/' ||
-			    json_string_length(v) > API_STATE_DIR_MAX ||
-			    strlen(json_string_value(v)) !=
-				json_string_length(v))
-				return fail(err, errlen,
-					    "\"state_dir\" must be an "
-					    "absolute path of at most %d "
-					    "bytes",
-					    API_STATE_DIR_MAX);
-			free(cfg->state_dir);
-			cfg->state_dir = strdup(json_string_value(v));
-			if (!cfg->state_dir)
-				return fail(err, errlen, "out of memory");
-		} else {
-			return fail(err, errlen, "unknown key \"%s\"", key);
-		}
+		size_t i = 0, n = sizeof(config_keys) / sizeof(config_keys[0]);
+
+		while (i < n && strcmp(key, config_keys[i].key))
+			i++;
+		if (i == n)
+			return api_config_fail(err, errlen,
+					       "unknown key \"%s\"", key);
+		if (config_keys[i].parse(v, cfg, err, errlen))
+			return -1;
 	}
 	return 0;
 }
@@ -224,7 +277,8 @@ int api_config_parse(const char *text, struct api_config *cfg, char *err,
 
 	api_config_init(cfg);
 	if (!root)
-		return fail(err, errlen, "line %d: %s", jerr.line, jerr.text);
+		return api_config_fail(err, errlen, "line %d: %s", jerr.line,
+				       jerr.text);
 	return config_finish(root, cfg, err, errlen);
 }
 
@@ -236,13 +290,13 @@ int api_config_load(const char *path, struct api_config *cfg, char *err,
 
 	api_config_init(cfg);
 	if (!root)
-		return fail(err, errlen, "%s: line %d: %s", path, jerr.line,
-			    jerr.text);
+		return api_config_fail(err, errlen, "%s: line %d: %s", path,
+				       jerr.line, jerr.text);
 	if (config_finish(root, cfg, err, errlen)) {
 		char inner[256];
 
 		snprintf(inner, sizeof(inner), "%s", err);
-		return fail(err, errlen, "%s: %s", path, inner);
+		return api_config_fail(err, errlen, "%s: %s", path, inner);
 	}
 	return 0;
 }

@@ -5,7 +5,12 @@
  *    "tokens":[{"name":"ops","token":"...","role":"operator"}],
  *    "status_interval_ms":1000,
  *    "max_request_connections":256, "max_stream_connections":2048,
- *    "state_dir":"/var/lib/tunerd"}
+ *    "state_dir":"/var/lib/tunerd",
+ *    "hdhomerun":{"enabled":true, "allow":["192.168.1.0/24"],
+ *                 "discovery":["eth0"], "http_port":5004,
+ *                 "control_port":65001, "discovery_port":65001,
+ *                 "lockkey_ttl_s":30, "target_timeout_s":30,
+ *                 "role":"operator"}}
  * Every key is optional.  Tokens are kept only here and never logged.
  */
 #ifndef TUNERD_API_CONFIG_H
@@ -13,6 +18,7 @@
 
 #include <stddef.h>
 
+#include "addr_list.h"
 #include "auth.h"
 
 #define API_TOKEN_NAME_MAX 64
@@ -26,6 +32,29 @@ struct api_token {
 	enum role role;
 };
 
+#define HDHR_DEFAULT_PORT             65001
+#define HDHR_DEFAULT_LOCKKEY_TTL_S    30
+#define HDHR_DEFAULT_TARGET_TIMEOUT_S 30
+#define HDHR_DISCOVERY_MAX            32
+
+/*
+ * The HDHomeRun face (net/hdhr): off unless enabled; it answers only
+ * peers in allow, never with more than role (operator or viewer).
+ */
+struct hdhr_config {
+	int enabled;
+	struct addr_list allow;
+	char *
+	    *discovery; /* interfaces or local addresses; none: no discovery */
+	size_t ndiscovery;
+	int http_port;        /* 0: the HTTP face on the main port only */
+	int control_port;     /* TCP; 0: no control channel */
+	int discovery_port;   /* UDP */
+	int lockkey_ttl_s;    /* a lockkey's lease TTL, renewed by use */
+	int target_timeout_s; /* a stream target's life without renewal */
+	enum role role;
+};
+
 struct api_config {
 	char *name; /* box name; NULL: not set */
 	struct api_token *tokens;
@@ -34,6 +63,7 @@ struct api_config {
 	/* The front's connection caps (http_front.h); -1: not set. */
 	long max_request_connections, max_stream_connections;
 	char *state_dir; /* absolute path; NULL: not set */
+	struct hdhr_config hdhomerun;
 };
 
 /* The largest connection cap the file or the command line may set. */
@@ -51,6 +81,8 @@ int api_config_load(const char *path, struct api_config *cfg, char *err,
 int api_config_parse(const char *text, struct api_config *cfg, char *err,
 		     size_t errlen);
 void api_config_free(struct api_config *cfg);
+void hdhr_config_init(struct hdhr_config *h);
+void hdhr_config_free(struct hdhr_config *h);
 
 /* The auth decision on a configuration alone (auth_check() uses it). */
 void auth_check_config(const struct api_config *cfg, const char *bearer,
