@@ -9,7 +9,7 @@ set -euo pipefail
 # rewritten PAT.  libdvbv5-dev (which needs libudev-dev for its pkg-config
 # file): the streams' PAT/PMT parsing, the scan's PAT/SDT/NIT parsing and
 # the dvbv5 channel files.
-build_pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev
+build_pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev libhdhomerun-dev
 	libwebsockets-dev libwebsockets-evlib-uv libuv1-dev libcurl4-openssl-dev
 	libdvbv5-dev libudev-dev libdvbpsi-dev)
 # python3-yaml, python3-jsonschema: the OpenAPI test validates the answers

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hdhr_device.h - the box's HDHomeRun identity: a device id that clients
+ * accept (libhdhomerun checks its check digit) and that stays the same
+ * across restarts, kept in the state directory's hdhomerun.json.
+ */
+#ifndef TUNERD_HDHR_DEVICE_H
+#define TUNERD_HDHR_DEVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct state_dir;
+
+#define HDHR_DEVICE_DOC "hdhomerun"
+
+/*
+ * The device id kept in sd, or a new random valid one written there
+ * first (sd NULL: a new one, kept nowhere).  A stored id that fails the
+ * check digit is replaced, with a log line.  0, or -errno of the write
+ * (*out is valid even then: the box answers, under an id that will
+ * change at the next start).
+ */
+int hdhr_device_id_load(struct state_dir *sd, uint32_t *out);
+/* "1234ABCD": the form clients print and the HTTP face's "DeviceID". */
+void hdhr_device_id_text(uint32_t id, char *buf, size_t len);
+
+#endif /* TUNERD_HDHR_DEVICE_H */
