@@ -16,8 +16,10 @@ build_pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev li
 # against protocol/openapi.yaml.  ffmpeg: ffprobe checks the simulated
 # box's streams, and ffmpeg makes its test cards.  dvb-tools:
 # dvb-format-convert reads the daemon's dvbv5 channel export back.
+# nginx, openssl: the TLS proxy test runs the shipped nginx site with
+# a throw-away certificate.
 test_pkgs=(python3 curl python3-websocket python3-yaml python3-jsonschema
-	chromium ffmpeg dvb-tools)
+	chromium ffmpeg dvb-tools nginx openssl)
 # python3: the kernel test compares the parity traces (tests/traces).
 kernel_pkgs=(qemu-system-x86 busybox-static cpio kmod python3)
 # The libFuzzer targets (tests/fuzz, scripts/fuzz.sh): clang-14 with its

@@ -20,6 +20,7 @@ void api_config_init(struct api_config *cfg)
 	cfg->max_request_connections = -1;
 	cfg->max_stream_connections = -1;
 	hdhr_config_init(&cfg->hdhomerun);
+	cfg->cors.max_age_s = CORS_DEFAULT_MAX_AGE_S;
 }
 
 void api_config_free(struct api_config *cfg)
@@ -36,6 +37,8 @@ void api_config_free(struct api_config *cfg)
 	free(cfg->name);
 	free(cfg->state_dir);
 	hdhr_config_free(&cfg->hdhomerun);
+	cors_config_free(&cfg->cors);
+	addr_list_free(&cfg->trusted_proxies);
 	api_config_init(cfg);
 }
 
@@ -47,6 +50,48 @@ int api_config_fail(char *err, size_t len, const char *fmt, ...)
 	vsnprintf(err, len, fmt, ap);
 	va_end(ap);
 	return -1;
+}
+
+static int any_string(const char *s, char *why, size_t len)
+{
+	if (*s && strlen(s) < 256)
+		return 0;
+	snprintf(why, len, "must be a string of 1..255 bytes");
+	return -1;
+}
+
+int api_config_strings(const char *key, json_t *v, size_t max,
+		       int (*check)(const char *s, char *why, size_t len),
+		       char ***out, size_t *n, char *err, size_t errlen)
+{
+	size_t i;
+	json_t *e;
+
+	if (!json_is_array(v) || json_array_size(v) > max)
+		return api_config_fail(err, errlen,
+				       "\"%s\" must be an array of at most %zu "
+				       "strings",
+				       key, max);
+	*out = calloc(json_array_size(v) + 1, sizeof(char *));
+	if (!*out)
+		return api_config_fail(err, errlen, "out of memory");
+	json_array_foreach(v, i, e)
+	{
+		char why[200];
+
+		if (!json_is_string(e) ||
+		    strlen(json_string_value(e)) != json_string_length(e))
+			return api_config_fail(
+			    err, errlen, "%s[%zu] must be a string", key, i);
+		if ((check ? check : any_string)(json_string_value(e), why,
+						 sizeof(why)))
+			return api_config_fail(err, errlen, "%s[%zu]: %s", key,
+					       i, why);
+		(*out)[*n] = strdup(json_string_value(e));
+		if (!(*out)[(*n)++])
+			return api_config_fail(err, errlen, "out of memory");
+	}
+	return 0;
 }
 
 /* A bearer token travels in a header (and as "bearer.<token>" in a
@@ -230,6 +275,8 @@ static const struct config_key {
     {"max_stream_connections", key_max_stream_conns},
     {"state_dir", key_state_dir},
     {"hdhomerun", api_config_hdhomerun},
+    {"cors", api_config_cors},
+    {"trusted_proxies", api_config_trusted_proxies},
 };
 
 static int config_from_json(json_t *root, struct api_config *cfg, char *err,

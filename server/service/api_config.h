@@ -10,7 +10,9 @@
  *                 "discovery":["eth0"], "http_port":5004,
  *                 "control_port":65001, "discovery_port":65001,
  *                 "lockkey_ttl_s":30, "target_timeout_s":30,
- *                 "role":"operator"}}
+ *                 "role":"operator"},
+ *    "cors":{"origins":["https://console.example"], "max_age_s":600},
+ *    "trusted_proxies":["127.0.0.1/32"]}
  * Every key is optional.  Tokens are kept only here and never logged.
  */
 #ifndef TUNERD_API_CONFIG_H
@@ -55,6 +57,16 @@ struct hdhr_config {
 	enum role role;
 };
 
+#define CORS_ORIGINS_MAX       64
+#define CORS_DEFAULT_MAX_AGE_S 600
+
+/* Web pages of other origins allowed to call the API (web_origin.h). */
+struct cors_config {
+	char **origins;
+	size_t norigins;
+	int max_age_s; /* a preflight's Access-Control-Max-Age */
+};
+
 struct api_config {
 	char *name; /* box name; NULL: not set */
 	struct api_token *tokens;
@@ -64,6 +76,9 @@ struct api_config {
 	long max_request_connections, max_stream_connections;
 	char *state_dir; /* absolute path; NULL: not set */
 	struct hdhr_config hdhomerun;
+	struct cors_config cors;
+	/* Proxies whose X-Forwarded-For is believed (client_addr.h). */
+	struct addr_list trusted_proxies;
 };
 
 /* The largest connection cap the file or the command line may set. */
@@ -83,6 +98,7 @@ int api_config_parse(const char *text, struct api_config *cfg, char *err,
 void api_config_free(struct api_config *cfg);
 void hdhr_config_init(struct hdhr_config *h);
 void hdhr_config_free(struct hdhr_config *h);
+void cors_config_free(struct cors_config *c);
 
 /* The auth decision on a configuration alone (auth_check() uses it). */
 void auth_check_config(const struct api_config *cfg, const char *bearer,

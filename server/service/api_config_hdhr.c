@@ -6,6 +6,7 @@
  */
 #include "api_config_priv.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,36 +85,12 @@ static int seconds_value(const char *key, json_t *v, int *out, char *err,
 }
 
 /* "discovery": interface names or local addresses to answer on. */
-static int discovery_list(json_t *v, struct hdhr_config *h, char *err,
-			  size_t errlen)
+static int discovery_entry(const char *s, char *why, size_t len)
 {
-	size_t i;
-	json_t *e;
-
-	if (!json_is_array(v) || json_array_size(v) > HDHR_DISCOVERY_MAX)
-		return api_config_fail(err, errlen,
-				       "hdhomerun.discovery must be an array "
-				       "of at most %d interface names or "
-				       "addresses",
-				       HDHR_DISCOVERY_MAX);
-	h->discovery = calloc(json_array_size(v) + 1, sizeof(char *));
-	if (!h->discovery)
-		return api_config_fail(err, errlen, "out of memory");
-	json_array_foreach(v, i, e)
-	{
-		if (!json_is_string(e) || !json_string_length(e) ||
-		    json_string_length(e) > 63 ||
-		    strlen(json_string_value(e)) != json_string_length(e))
-			return api_config_fail(err, errlen,
-					       "hdhomerun.discovery[%zu] must "
-					       "be an interface name or an "
-					       "address",
-					       i);
-		h->discovery[h->ndiscovery] = strdup(json_string_value(e));
-		if (!h->discovery[h->ndiscovery++])
-			return api_config_fail(err, errlen, "out of memory");
-	}
-	return 0;
+	if (*s && strlen(s) < 64)
+		return 0;
+	snprintf(why, len, "must be an interface name or an address");
+	return -1;
 }
 
 static int role_value(json_t *v, struct hdhr_config *h, char *err,
@@ -146,7 +123,10 @@ static int hdhr_key(const char *key, json_t *v, struct hdhr_config *h,
 		return api_config_addr_list("hdhomerun.allow", v, &h->allow,
 					    err, errlen);
 	if (!strcmp(key, "discovery"))
-		return discovery_list(v, h, err, errlen);
+		return api_config_strings("hdhomerun.discovery", v,
+					  HDHR_DISCOVERY_MAX, discovery_entry,
+					  &h->discovery, &h->ndiscovery, err,
+					  errlen);
 	if (!strcmp(key, "http_port"))
 		return port_value(key, v, 0, &h->http_port, err, errlen);
 	if (!strcmp(key, "control_port"))

@@ -24,7 +24,20 @@ int api_config_fail(char *err, size_t len, const char *fmt, ...)
 int api_config_addr_list(const char *key, json_t *v, struct addr_list *out,
 			 char *err, size_t errlen);
 
+/*
+ * An array of at most max strings under key into *out (NULL-terminated)
+ * and *n.  Each must pass check(), which writes why it does not into why
+ * (a sentence without the key); check NULL: any string of 1..255 bytes
+ * with no NUL.
+ */
+int api_config_strings(const char *key, json_t *v, size_t max,
+		       int (*check)(const char *s, char *why, size_t len),
+		       char ***out, size_t *n, char *err, size_t errlen);
+
 /* "hdhomerun" (api_config_hdhr.c). */
 config_key_fn api_config_hdhomerun;
+/* "cors" and "trusted_proxies" (api_config_cors.c). */
+config_key_fn api_config_cors;
+config_key_fn api_config_trusted_proxies;
 
 #endif /* TUNERD_API_CONFIG_PRIV_H */

@@ -33,6 +33,7 @@
 #include "log.h"
 #include "loop.h"
 #include "net_api.h"
+#include "rest.h"
 
 #define SSE_HEARTBEAT_MS 15000
 #define SSE_BLOCK        4096
@@ -432,6 +433,7 @@ enum MHD_Result sse_handle(struct daemon *d, struct MHD_Connection *c,
 		st->next->prev = st;
 	set->streams = st;
 	sse_tune_socket(c);
+	rest_cors_headers(net, c, r);
 	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
 	MHD_destroy_response(r);
 	log_debug("sse: event stream open (%s)", role_name(who->role));

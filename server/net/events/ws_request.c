@@ -14,12 +14,14 @@
 #include <strings.h>
 #include <sys/socket.h>
 
+#include "client_addr.h"
 #include "daemon.h"
 #include "json_api.h"
 #include "log.h"
 #include "loop.h"
 #include "net_api.h"
 #include "tuner.h"
+#include "web_origin.h"
 #include "ws_priv.h"
 
 #define WS_PATH      "/api/v1/events"
@@ -107,18 +109,60 @@ static const char *ws_bearer(struct lws *wsi, char *buf, size_t len)
 	return t;
 }
 
+/* A header into buf, or NULL when absent or longer than buf. */
+static const char *ws_header(struct lws *wsi, enum lws_token_indexes h,
+			     char *buf, size_t len)
+{
+	return lws_hdr_copy(wsi, buf, (int)len, h) > 0 ? buf : NULL;
+}
+
+/*
+ * The client's address into *client (a trusted proxy's X-Forwarded-For
+ * believed, client_addr.h); -1 when the upgrade comes from a web page
+ * whose Origin may not use the API (web_origin.h).  A header too long
+ * for the buffers counts as absent for X-Forwarded-For (the socket's
+ * peer stands, or an unknown one) and as foreign for Origin.
+ */
+static int ws_client(struct ws_conn *c, struct lws *wsi,
+		     const struct sockaddr *peer,
+		     struct sockaddr_storage *client)
+{
+	const struct net_api *net = net_api_of(c->d);
+	char xff[CLIENT_ADDR_XFF_MAX + 1], origin[WEB_ORIGIN_MAX + 1],
+	    host[WEB_ORIGIN_MAX + 1];
+	const char *o =
+	    ws_header(wsi, WSI_TOKEN_ORIGIN, origin, sizeof(origin));
+
+	client_addr_resolve(
+	    net ? &net->cfg.trusted_proxies : NULL, peer,
+	    ws_header(wsi, WSI_TOKEN_X_FORWARDED_FOR, xff, sizeof(xff)),
+	    client);
+	if (!o && lws_hdr_total_length(wsi, WSI_TOKEN_ORIGIN) > 0)
+		return -1;
+	return web_origin_allowed(
+		   net ? &net->cfg : NULL, o,
+		   ws_header(wsi, WSI_TOKEN_HOST, host, sizeof(host)))
+		   ? 0
+		   : -1;
+}
+
 static int ws_authorize(struct ws_conn *c, struct lws *wsi)
 {
 	char token[WS_TOKEN_MAX];
-	struct sockaddr_storage peer;
+	struct sockaddr_storage peer, client;
 	socklen_t plen = sizeof(peer);
 	struct auth_result who;
 	json_t *details = NULL;
 
 	memset(&peer, 0, sizeof(peer));
 	getpeername(c->fd, (struct sockaddr *)&peer, &plen);
+	if (ws_client(c, wsi, (struct sockaddr *)&peer, &client))
+		return ws_refuse(wsi, 403, "origin_not_allowed",
+				 "web pages of this origin may not use the "
+				 "API (list it in the config's cors.origins)",
+				 NULL, 0);
 	auth_check(c->d, ws_bearer(wsi, token, sizeof(token)),
-		   (struct sockaddr *)&peer, ROLE_VIEWER, &who);
+		   (struct sockaddr *)&client, ROLE_VIEWER, &who);
 	explicit_bzero(token, sizeof(token));
 	if (who.ok) {
 		c->role = who.role;

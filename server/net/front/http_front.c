@@ -300,7 +300,11 @@ static void track(struct http_front *f, int fd, const struct sockaddr *peer,
 		  socklen_t len)
 {
 	unsigned char addr[16];
-	int loopback = front_peer_addr(peer, addr);
+	/* A trusted proxy carries many clients: no per-address cap, and
+	 * the reserve is its as it is a local client's. */
+	int loopback =
+	    front_peer_addr(peer, addr) ||
+	    (f->net && addr_list_match(&f->net->cfg.trusted_proxies, peer));
 	int over_cap = admission(f, loopback, addr);
 	struct pending *p = calloc(1, sizeof(*p));
 	struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP | EPOLLET};

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "client_addr.h"
 #include "daemon.h"
 #include "http_front.h"
 #include "log.h"
@@ -121,6 +122,7 @@ enum MHD_Result rest_queue_response(struct rest_req *r, unsigned int code,
 				"no-store");
 	for (unsigned int i = 0; i < r->nhdr; i++)
 		MHD_add_response_header(resp, r->hname[i], r->hval[i]);
+	rest_cors_headers(r->net, r->conn, resp);
 	ret = MHD_queue_response(r->conn, code, resp);
 	MHD_destroy_response(resp);
 	return ret;
@@ -408,7 +410,12 @@ static const struct sockaddr *peer_of(struct rest_req *r)
 	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
 	    r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 
-	return ci ? ci->client_addr : NULL;
+	client_addr_resolve(&r->net->cfg.trusted_proxies,
+			    ci ? ci->client_addr : NULL,
+			    MHD_lookup_connection_value(
+				r->conn, MHD_HEADER_KIND, "X-Forwarded-For"),
+			    &r->client_addr);
+	return (const struct sockaddr *)&r->client_addr;
 }
 
 /* 0 when r may go on with role needed; else the answer is queued into
@@ -559,6 +566,10 @@ static enum MHD_Result dispatch(struct rest_req *r, const char *url,
 				  json_pack("{s:s}", "path", text),
 				  "no such path: %s", text);
 	}
+	if (!strcmp(method, "OPTIONS"))
+		return rest_options(r, ri->allow);
+	if (rest_origin_refused(r, &ret))
+		return ret;
 	if (!method_allowed(ri, method)) {
 		rest_add_header(r, MHD_HTTP_HEADER_ALLOW, ri->allow);
 		return rest_error(r, 405, "method_not_allowed",

@@ -11,6 +11,7 @@
 #include <microhttpd.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "auth.h"
 #include "command.h"
@@ -60,6 +61,9 @@ struct rest_req {
 	uint32_t tuner;
 	struct auth_result who;
 	const char *method;
+	/* The client: the socket's peer, or the address a trusted proxy
+	 * forwarded (client_addr.h); set by the auth check. */
+	struct sockaddr_storage client_addr;
 
 	/* A command waiting for the command service (the connection is
 	 * suspended until its answer). */
@@ -95,6 +99,17 @@ enum MHD_Result rest_upgrade(struct rest_req *r, const char *version);
 /* Shutdown: cancel the command of every suspended request and resume it
  * with a 503. */
 void rest_cancel_waiting(struct net_api *net);
+
+/* ---- browsers (rest_cors.c) ---- */
+/* Access-Control-Allow-Origin and Vary on resp for the request on c. */
+void rest_cors_headers(const struct net_api *net, struct MHD_Connection *c,
+		       struct MHD_Response *resp);
+/* 0 when r's Origin (if any) may use the API; else 1 with a 403 queued
+ * into *ret. */
+int rest_origin_refused(struct rest_req *r, enum MHD_Result *ret);
+/* OPTIONS on a route whose methods are allow: a CORS preflight from a
+ * listed origin, or the Allow list. */
+enum MHD_Result rest_options(struct rest_req *r, const char *allow);
 
 /* ---- answers (rest.c) ---- */
 enum MHD_Result rest_reply(struct rest_req *r, unsigned int code, json_t *body);

@@ -179,6 +179,7 @@ static enum MHD_Result queue_ts(struct rest_req *r, struct MHD_Response *resp)
 				"video/mp2t");
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
 				"no-store");
+	rest_cors_headers(r->net, r->conn, resp);
 	ret = MHD_queue_response(r->conn, MHD_HTTP_OK, resp);
 	MHD_destroy_response(resp);
 	return ret;

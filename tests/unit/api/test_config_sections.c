@@ -11,6 +11,8 @@
 
 #include "api_config.h"
 #include "check.h"
+#include "client_addr.h"
+#include "web_origin.h"
 
 static struct sockaddr_in6 peer6(const char *text)
 {
@@ -137,10 +139,119 @@ static void test_hdhomerun_refused(void)
 	}
 }
 
+static const char *addr_text(const struct sockaddr_storage *ss, char *buf,
+			     size_t len)
+{
+	const void *a =
+	    ss->ss_family == AF_INET
+		? (const void *)&((struct sockaddr_in *)ss)->sin_addr
+		: (const void *)&((struct sockaddr_in6 *)ss)->sin6_addr;
+
+	if (ss->ss_family != AF_INET && ss->ss_family != AF_INET6)
+		return "unknown";
+	return inet_ntop(ss->ss_family, a, buf, (socklen_t)len);
+}
+
+static void check_client(const struct addr_list *trusted, const char *peer,
+			 const char *xff, const char *want, int forwarded)
+{
+	struct sockaddr_in v4 = peer4(peer);
+	struct sockaddr_storage out;
+	char buf[64];
+	int got =
+	    client_addr_resolve(trusted, (struct sockaddr *)&v4, xff, &out);
+	const char *text = addr_text(&out, buf, sizeof(buf));
+
+	if (strcmp(text, want) || got != forwarded)
+		fprintf(stderr, "peer %s xff %s: got %s (%d), want %s (%d)\n",
+			peer, xff ? xff : "-", text, got, want, forwarded);
+	CHECK(!strcmp(text, want));
+	CHECK_EQ_INT(got, forwarded);
+}
+
+static void test_client_addr(void)
+{
+	struct api_config cfg;
+	char err[256], longer[CLIENT_ADDR_XFF_MAX + 8];
+
+	CHECK_EQ_INT(api_config_parse("{\"trusted_proxies\":[\"127.0.0.1\","
+				      "\"10.9.0.0/16\"]}",
+				      &cfg, err, sizeof(err)),
+		     0);
+	/* No header: the socket's peer. */
+	check_client(&cfg.trusted_proxies, "192.0.2.1", NULL, "192.0.2.1", 0);
+	/* From the trusted proxy: the nearest untrusted hop. */
+	check_client(&cfg.trusted_proxies, "127.0.0.1", "198.51.100.7",
+		     "198.51.100.7", 1);
+	check_client(&cfg.trusted_proxies, "127.0.0.1",
+		     "1.1.1.1, 198.51.100.7, 10.9.3.4", "198.51.100.7", 1);
+	check_client(&cfg.trusted_proxies, "127.0.0.1", " 2001:db8::5 ",
+		     "2001:db8::5", 1);
+	check_client(&cfg.trusted_proxies, "127.0.0.1", "10.9.0.1", "10.9.0.1",
+		     1);
+	check_client(&cfg.trusted_proxies, "127.0.0.1", "198.51.100.7, junk",
+		     "unknown", 1);
+	memset(longer, '1', sizeof(longer) - 1);
+	longer[sizeof(longer) - 1] = '\0';
+	check_client(&cfg.trusted_proxies, "127.0.0.1", longer, "unknown", 1);
+	/* From an untrusted peer: the header is not believed; a loopback
+	 * peer that forwards without being listed is nobody's loopback. */
+	check_client(&cfg.trusted_proxies, "192.0.2.1", "127.0.0.1",
+		     "192.0.2.1", 0);
+	api_config_free(&cfg);
+	CHECK_EQ_INT(api_config_parse("{}", &cfg, err, sizeof(err)), 0);
+	check_client(&cfg.trusted_proxies, "127.0.0.1", "198.51.100.7",
+		     "unknown", 0);
+	api_config_free(&cfg);
+}
+
+static void test_web_origin(void)
+{
+	struct api_config cfg;
+	char err[256];
+
+	CHECK_EQ_INT(api_config_parse(
+			 "{\"cors\":{\"origins\":[\"https://console.example\","
+			 "\"http://10.0.0.5:8080\"],\"max_age_s\":60}}",
+			 &cfg, err, sizeof(err)),
+		     0);
+	CHECK_EQ_INT(cfg.cors.norigins, 2);
+	CHECK_EQ_INT(cfg.cors.max_age_s, 60);
+	CHECK(web_origin_listed(&cfg, "https://console.example"));
+	CHECK(web_origin_listed(&cfg, "HTTPS://Console.Example"));
+	CHECK(!web_origin_listed(&cfg, "https://console.example:444"));
+	CHECK(!web_origin_listed(&cfg, "http://console.example"));
+	CHECK(web_origin_allowed(&cfg, NULL, "box:8080"));
+	CHECK(web_origin_allowed(&cfg, "http://box:8080", "box:8080"));
+	CHECK(!web_origin_allowed(&cfg, "http://evil.example", "box:8080"));
+	CHECK(!web_origin_allowed(&cfg, "http://box:8081", "box:8080"));
+	CHECK(!web_origin_allowed(&cfg, "null", "box:8080"));
+	CHECK(web_origin_allowed(&cfg, "http://10.0.0.5:8080", "box:8080"));
+	api_config_free(&cfg);
+	CHECK_EQ_INT(api_config_parse("{}", &cfg, err, sizeof(err)), 0);
+	CHECK_EQ_INT(cfg.cors.max_age_s, CORS_DEFAULT_MAX_AGE_S);
+	CHECK(!web_origin_allowed(&cfg, "https://console.example", "box"));
+	api_config_free(&cfg);
+	static const char *const bad[] = {
+	    "{\"cors\":{\"origins\":[\"https://a.example/\"]}}",
+	    "{\"cors\":{\"origins\":[\"a.example\"]}}",
+	    "{\"cors\":{\"origins\":[\"*\"]}}",
+	    "{\"cors\":{\"origins\":[\"ftp://a.example\"]}}",
+	    "{\"cors\":{\"max_age_s\":-1}}",
+	    "{\"cors\":{\"origin\":[]}}",
+	    "{\"trusted_proxies\":[\"localhost\"]}",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK_EQ_INT(api_config_parse(bad[i], &cfg, err, sizeof(err)),
+			     -1);
+}
+
 int main(void)
 {
 	test_addr_list();
 	test_hdhomerun_defaults();
 	test_hdhomerun_refused();
+	test_client_addr();
+	test_web_origin();
 	return check_done("test_config_sections");
 }
