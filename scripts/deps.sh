@@ -11,15 +11,18 @@ set -euo pipefail
 # the dvbv5 channel files.
 build_pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev libhdhomerun-dev
 	libwebsockets-dev libwebsockets-evlib-uv libuv1-dev libcurl4-openssl-dev
-	libdvbv5-dev libudev-dev libdvbpsi-dev)
+	libdvbv5-dev libudev-dev libdvbpsi-dev libavahi-client-dev)
 # python3-yaml, python3-jsonschema: the OpenAPI test validates the answers
 # against protocol/openapi.yaml.  ffmpeg: ffprobe checks the simulated
 # box's streams, and ffmpeg makes its test cards.  dvb-tools:
 # dvb-format-convert reads the daemon's dvbv5 channel export back.
+# avahi-daemon, avahi-utils, dbus, iproute2: the DNS-SD test runs its own
+# avahi-daemon and bus in a private network namespace.
 # nginx, openssl: the TLS proxy test runs the shipped nginx site with
 # a throw-away certificate.
 test_pkgs=(python3 curl python3-websocket python3-yaml python3-jsonschema
-	chromium ffmpeg dvb-tools nginx openssl)
+	chromium ffmpeg dvb-tools nginx openssl
+	avahi-daemon avahi-utils dbus iproute2)
 # python3: the kernel test compares the parity traces (tests/traces).
 kernel_pkgs=(qemu-system-x86 busybox-static cpio kmod python3)
 # The libFuzzer targets (tests/fuzz, scripts/fuzz.sh): clang-14 with its

@@ -39,6 +39,7 @@ void api_config_free(struct api_config *cfg)
 	hdhr_config_free(&cfg->hdhomerun);
 	cors_config_free(&cfg->cors);
 	addr_list_free(&cfg->trusted_proxies);
+	free(cfg->mdns.name);
 	api_config_init(cfg);
 }
 
@@ -277,6 +278,7 @@ static const struct config_key {
     {"hdhomerun", api_config_hdhomerun},
     {"cors", api_config_cors},
     {"trusted_proxies", api_config_trusted_proxies},
+    {"mdns", api_config_mdns},
 };
 
 static int config_from_json(json_t *root, struct api_config *cfg, char *err,

@@ -12,7 +12,8 @@
  *                 "lockkey_ttl_s":30, "target_timeout_s":30,
  *                 "role":"operator"},
  *    "cors":{"origins":["https://console.example"], "max_age_s":600},
- *    "trusted_proxies":["127.0.0.1/32"]}
+ *    "trusted_proxies":["127.0.0.1/32"],
+ *    "mdns":{"enabled":true, "name":"studio-3"}}
  * Every key is optional.  Tokens are kept only here and never logged.
  */
 #ifndef TUNERD_API_CONFIG_H
@@ -67,6 +68,12 @@ struct cors_config {
 	int max_age_s; /* a preflight's Access-Control-Max-Age */
 };
 
+/* DNS-SD advertising (net/mdns); off unless enabled. */
+struct mdns_config {
+	int enabled;
+	char *name; /* NULL: the box's name */
+};
+
 struct api_config {
 	char *name; /* box name; NULL: not set */
 	struct api_token *tokens;
@@ -79,6 +86,7 @@ struct api_config {
 	struct cors_config cors;
 	/* Proxies whose X-Forwarded-For is believed (client_addr.h). */
 	struct addr_list trusted_proxies;
+	struct mdns_config mdns;
 };
 
 /* The largest connection cap the file or the command line may set. */

@@ -19,6 +19,7 @@
 #include "http_front.h"
 #include "lease.h"
 #include "log.h"
+#include "mdns.h"
 #include "rest.h"
 #include "scan_job.h"
 #include "stream.h"
@@ -326,6 +327,11 @@ int api_start(struct daemon *d)
 	net->front = http_front_start(net, net->listen);
 	err = net->front ? event_streams_start(d, net_api_status_interval_ms(d))
 			 : (errno ? -errno : -ENOMEM);
+	if (!err && net->cfg.mdns.enabled) {
+		net->mdns = mdns_start(d, net->cfg.mdns.name,
+				       http_front_port(net->front));
+		err = net->mdns ? 0 : -ENOMEM;
+	}
 	if (!err)
 		return 0;
 fail:
@@ -343,6 +349,8 @@ void api_stop(struct daemon *d)
 	 * event stream) is answered 503 at once: MHD must not stop with a
 	 * suspended connection. */
 	net->stopping = 1;
+	mdns_stop(net->mdns); /* the box leaves the LAN's listings first */
+	net->mdns = NULL;
 	/* Every stream ends (daemon_stopping) and is resumed to say so
 	 * before MHD stops; first, so that the event streams still carry
 	 * their stream.stop events. */

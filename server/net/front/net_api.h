@@ -35,6 +35,7 @@ struct net_api {
 	struct stream_hub *streams;    /* the tuners' transport streams */
 	struct channel_list *channels; /* the channel list (server/channels) */
 	struct scan_hub *scans;        /* the tuners' scans */
+	struct mdns *mdns;             /* DNS-SD advertising, or NULL */
 	int stream_direct;             /* --stream-delivery direct (else mhd) */
 	char *listen;                  /* --listen, or NULL */
 	char *config_path;             /* --config, or NULL */
