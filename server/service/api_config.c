@@ -20,6 +20,7 @@ void api_config_init(struct api_config *cfg)
 	cfg->max_request_connections = -1;
 	cfg->max_stream_connections = -1;
 	hdhr_config_init(&cfg->hdhomerun);
+	mqtt_config_init(&cfg->mqtt);
 }
 
 void api_config_free(struct api_config *cfg)
@@ -36,6 +37,7 @@ void api_config_free(struct api_config *cfg)
 	free(cfg->name);
 	free(cfg->state_dir);
 	hdhr_config_free(&cfg->hdhomerun);
+	mqtt_config_free(&cfg->mqtt);
 	api_config_init(cfg);
 }
 
@@ -230,6 +232,7 @@ static const struct config_key {
     {"max_stream_connections", key_max_stream_conns},
     {"state_dir", key_state_dir},
     {"hdhomerun", api_config_hdhomerun},
+    {"mqtt", api_config_mqtt},
 };
 
 static int config_from_json(json_t *root, struct api_config *cfg, char *err,

@@ -10,7 +10,14 @@
  *                 "discovery":["eth0"], "http_port":5004,
  *                 "control_port":65001, "discovery_port":65001,
  *                 "lockkey_ttl_s":30, "target_timeout_s":30,
- *                 "role":"operator"}}
+ *                 "role":"operator"},
+ *    "mqtt":{"enabled":true, "host":"broker", "port":8883,
+ *            "client_id":"box1", "username":"u", "password":"p",
+ *            "tls":{"ca_file":"/etc/ssl/ca.pem", "cert_file":"c.pem",
+ *                   "key_file":"k.pem", "insecure":false},
+ *            "keepalive_s":30, "topic_prefix":"tunerd",
+ *            "role":"operator", "state_interval_ms":1000,
+ *            "max_queued":1000, "max_inflight":16}}
  * Every key is optional.  Tokens are kept only here and never logged.
  */
 #ifndef TUNERD_API_CONFIG_H
@@ -55,6 +62,37 @@ struct hdhr_config {
 	enum role role;
 };
 
+#define MQTT_DEFAULT_PORT        1883
+#define MQTT_DEFAULT_TLS_PORT    8883
+#define MQTT_DEFAULT_KEEPALIVE_S 30
+#define MQTT_DEFAULT_STATE_MS    1000
+#define MQTT_DEFAULT_MAX_QUEUED  1000
+#define MQTT_DEFAULT_INFLIGHT    16
+#define MQTT_STRING_MAX          256 /* host, names, secrets, file paths */
+#define MQTT_PREFIX_MAX          64
+#define MQTT_CLIENT_ID_MAX       58 /* "mqtt:<id>" names a tuner's changes */
+
+/*
+ * The MQTT bridge (net/mqtt): off unless enabled.  The password is kept
+ * only here and never logged.  tls: a CA file (or cert/key) turns TLS on.
+ */
+struct mqtt_config {
+	int enabled;
+	char *host;
+	int port;        /* 0: 1883, or 8883 with TLS */
+	char *client_id; /* NULL: "tunerd-<box>" */
+	char *username, *password;
+	char *ca_file, *cert_file, *key_file;
+	int tls;      /* the "tls" object was given */
+	int insecure; /* no check of the broker's host name */
+	int keepalive_s;
+	char *topic_prefix; /* NULL: "tunerd" */
+	enum role role;
+	int state_interval_ms; /* least time between two states of a tuner */
+	int max_queued;        /* messages handed to libmosquitto, unsent */
+	int max_inflight;      /* commands waiting at once */
+};
+
 struct api_config {
 	char *name; /* box name; NULL: not set */
 	struct api_token *tokens;
@@ -64,6 +102,7 @@ struct api_config {
 	long max_request_connections, max_stream_connections;
 	char *state_dir; /* absolute path; NULL: not set */
 	struct hdhr_config hdhomerun;
+	struct mqtt_config mqtt;
 };
 
 /* The largest connection cap the file or the command line may set. */
@@ -83,6 +122,8 @@ int api_config_parse(const char *text, struct api_config *cfg, char *err,
 void api_config_free(struct api_config *cfg);
 void hdhr_config_init(struct hdhr_config *h);
 void hdhr_config_free(struct hdhr_config *h);
+void mqtt_config_init(struct mqtt_config *m);
+void mqtt_config_free(struct mqtt_config *m);
 
 /* The auth decision on a configuration alone (auth_check() uses it). */
 void auth_check_config(const struct api_config *cfg, const char *bearer,

@@ -26,5 +26,7 @@ int api_config_addr_list(const char *key, json_t *v, struct addr_list *out,
 
 /* "hdhomerun" (api_config_hdhr.c). */
 config_key_fn api_config_hdhomerun;
+/* "mqtt" (api_config_mqtt.c). */
+config_key_fn api_config_mqtt;
 
 #endif /* TUNERD_API_CONFIG_PRIV_H */

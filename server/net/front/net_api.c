@@ -19,6 +19,7 @@
 #include "http_front.h"
 #include "lease.h"
 #include "log.h"
+#include "mqtt_bridge.h"
 #include "rest.h"
 #include "scan_job.h"
 #include "stream.h"
@@ -327,6 +328,8 @@ int api_start(struct daemon *d)
 	err = net->front ? event_streams_start(d, net_api_status_interval_ms(d))
 			 : (errno ? -errno : -ENOMEM);
 	if (!err)
+		net->mqtt = mqtt_bridge_start(net, &err);
+	if (!err)
 		return 0;
 fail:
 	api_stop(d); /* main() does not call it when the start failed */
@@ -343,6 +346,10 @@ void api_stop(struct daemon *d)
 	 * event stream) is answered 503 at once: MHD must not stop with a
 	 * suspended connection. */
 	net->stopping = 1;
+	/* The broker hears "offline" first; the bridge's waiting commands
+	 * are dropped before the command service goes. */
+	mqtt_bridge_stop(net->mqtt);
+	net->mqtt = NULL;
 	/* Every stream ends (daemon_stopping) and is resumed to say so
 	 * before MHD stops; first, so that the event streams still carry
 	 * their stream.stop events. */
