@@ -36,7 +36,7 @@ WAIT = 30.0
 class Broker:
     """mosquitto on a free loopback port, its persistence in workdir."""
 
-    def __init__(self, workdir):
+    def __init__(self, workdir, listener_extra=""):
         self.dir = workdir
         self.port = free_port()
         self.conf = os.path.join(workdir, "mosquitto.conf")
@@ -51,6 +51,7 @@ class Broker:
                     "persistence_location %s/\n"
                     "log_dest file %s/mosquitto.log\n"
                     "log_type all\n" % (self.port, workdir, workdir))
+            f.write(listener_extra)
         self.proc = None
         self.start()
 
@@ -78,17 +79,24 @@ class Client:
     """A paho client that keeps every message it receives; wait() blocks
     on a condition until one matches."""
 
-    def __init__(self, port, subs, client_id="", clean=True):
+    def __init__(self, port, subs, client_id="", clean=True, tls=None,
+                 login=None):
         self.msgs = []
         self.cond = threading.Condition()
         self.c = mqtt.Client(client_id=client_id, clean_session=clean)
+        if tls:
+            self.c.tls_set(ca_certs=tls)
+        if login:
+            self.c.username_pw_set(*login)
         self.c.on_message = self._on_message
         self.c.on_subscribe = self._on_subscribe
         self.c.on_connect = self._on_connect
         self.subs = subs
         self.subscribed = None
         self.connected = None
-        self.c.connect("127.0.0.1", port, keepalive=30)
+        # The broker's certificate names localhost.
+        self.c.connect("localhost" if tls else "127.0.0.1", port,
+                       keepalive=30)
         self.c.loop_start()
         with self.cond:
             self.cond.wait_for(lambda: self.connected is not None, WAIT)
@@ -141,15 +149,25 @@ class Client:
         self.c.loop_stop()
 
 
-class MqttBridge(ApiBoxTest):
+class MqttTest(ApiBoxTest):
+    """A broker (started first: the daemon's config names its port), a
+    box and a daemon bridged to the broker."""
+
+    mqtt_extra = {}
+    client_kw = {}
+
+    def broker_setup(self):
+        return ""
+
     def setUp(self):
         self.broker_dir = tempfile.mkdtemp(prefix="tunerd-mqtt-")
-        self.broker = Broker(self.broker_dir)
+        self.broker = Broker(self.broker_dir, self.broker_setup())
         self.clients = []
-        self.config = {"name": BOX, "mqtt": {
+        self.config = {"name": BOX, "mqtt": dict({
             "enabled": True, "host": "127.0.0.1", "port": self.broker.port,
             "client_id": "it-box", "keepalive_s": 5,
-            "state_interval_ms": 200, "role": "operator"}}
+            "state_interval_ms": 200, "role": "operator"},
+            **self.mqtt_extra)}
         super().setUp()
         self.ids = [t["id"] for t in
                     self.api("GET", "/api/v1/tuners").json["tuners"]]
@@ -164,7 +182,7 @@ class MqttBridge(ApiBoxTest):
             shutil.rmtree(self.broker_dir, ignore_errors=True)
 
     def client(self, subs, **kw):
-        c = Client(self.broker.port, subs, **kw)
+        c = Client(self.broker.port, subs, **dict(self.client_kw, **kw))
         self.clients.append(c)
         return c
 
@@ -194,6 +212,8 @@ class MqttBridge(ApiBoxTest):
             "reply %r" % rid, start=start)
         return json.loads(p)
 
+
+class MqttBridge(MqttTest):
     def test_retained_state_and_events(self):
         c = self.client([BASE + "/#"])
         c.wait(lambda t, p, r: t == BASE + "/status" and p == b"online",
@@ -313,6 +333,96 @@ class MqttBridge(ApiBoxTest):
         c = self.client(["it/replies"])
         rep = self.command(c, 3, {"request_id": "after", "op": "init"})
         self.assertTrue(rep["ok"], rep)
+
+
+    def test_offline_at_stop(self):
+        c = self.client([BASE + "/status"])
+        i, _, _, _ = c.wait(lambda t, p, r: p == b"online", "online")
+        self.daemon.kill(signal.SIGTERM)
+        self.assertEqual(self.daemon.proc.returncode, 0)
+        c.wait(lambda t, p, r: p == b"offline", "offline", start=i + 1)
+        self.assertIn("mqtt: bridge to 127.0.0.1:%d" % self.broker.port,
+                      self.daemon.logtext())
+
+
+class MqttInflight(MqttTest):
+    """max_inflight: a command past it is refused at once."""
+
+    mqtt_extra = {"max_inflight": 1}
+    power_up_wait = True
+
+    def test_inflight_bound(self):
+        c = self.client(["it/replies"])
+        self.assertOk(self.box.call({"op": "fault", "client": 2,
+                                     "hang": True}))
+        try:
+            # The first waits on the hung chip; the second, right behind
+            # it on the same topic, finds it still waiting.
+            c.publish(BASE + "/tuner/2/cmd", {
+                "request_id": "a", "op": "init", "reply_to": "it/replies"})
+            rep = self.command(c, 2, {"request_id": "b", "op": "init"})
+            self.assertEqual(rep["error"]["code"], "too_many_requests",
+                             rep)
+        finally:
+            self.assertOk(self.box.call({"op": "fault", "client": 2,
+                                         "hang": False}))
+        _, _, p, _ = c.wait(lambda t, p, r: json.loads(p)["request_id"] ==
+                            "a", "the first command's reply")
+        self.assertFalse(json.loads(p)["ok"])
+
+
+def make_tls(workdir):
+    """A throw-away CA and a certificate for localhost signed by it."""
+    def run(*args):
+        subprocess.run(["openssl"] + list(args), check=True, cwd=workdir,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+          "-nodes"]
+    run("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem",
+        "-days", "2", "-subj", "/CN=tunerd test CA")
+    run("req", *ec, "-keyout", "server.key", "-out", "server.csr",
+        "-subj", "/CN=localhost")
+    with open(os.path.join(workdir, "san.ext"), "w") as f:
+        f.write("subjectAltName=DNS:localhost\n")
+    run("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey",
+        "ca.key", "-CAcreateserial", "-out", "server.pem", "-days", "2",
+        "-extfile", "san.ext")
+    return os.path.join(workdir, "ca.pem")
+
+
+PASSWORD = "pw-for-the-broker-only"
+
+
+class MqttTls(MqttTest):
+    """TLS (the broker's certificate checked against a CA file, its host
+    name too) and a username/password the broker requires."""
+
+    def broker_setup(self):
+        self.ca = make_tls(self.broker_dir)
+        pw = os.path.join(self.broker_dir, "passwords")
+        open(pw, "w").close()
+        for user, secret in (("box", PASSWORD), ("watcher", "watch-pw")):
+            subprocess.run(["mosquitto_passwd", "-b", pw, user, secret],
+                           check=True)
+        os.chmod(pw, 0o600)
+        self.mqtt_extra = {
+            "host": "localhost", "username": "box", "password": PASSWORD,
+            "tls": {"ca_file": self.ca}}
+        self.client_kw = {"tls": self.ca, "login": ("watcher", "watch-pw")}
+        d = self.broker_dir
+        return ("allow_anonymous false\npassword_file %s/passwords\n"
+                "cafile %s/ca.pem\ncertfile %s/server.pem\n"
+                "keyfile %s/server.key\n" % (d, d, d, d))
+
+    def test_tls_and_login(self):
+        c = self.client([BASE + "/#", "it/replies"])
+        c.wait(lambda t, p, r: t == BASE + "/status" and p == b"online",
+               "online over TLS")
+        self.wait_states(c)
+        rep = self.command(c, 1, {"request_id": "tls", "op": "init"})
+        self.assertTrue(rep["ok"], rep)
+        self.assertIn("(TLS)", self.daemon.logtext())
+        self.assertNotIn(PASSWORD, self.daemon.logtext())
 
 
 if __name__ == "__main__":
