@@ -343,6 +343,10 @@ class MqttBridge(MqttTest):
         c.wait(lambda t, p, r: p == b"offline", "offline", start=i + 1)
         self.assertIn("mqtt: bridge to 127.0.0.1:%d" % self.broker.port,
                       self.daemon.logtext())
+        # Said by the daemon (a DISCONNECT), not by its will.
+        log = os.path.join(self.broker_dir, "mosquitto.log")
+        wait_for(lambda: "Client it-box disconnected." in open(log).read(),
+                 what="the broker logging a clean disconnect")
 
 
 class MqttInflight(MqttTest):

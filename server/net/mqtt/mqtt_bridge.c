@@ -25,6 +25,7 @@
 
 #include <errno.h>
 #include <mosquitto.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -315,13 +316,17 @@ struct mqtt_bridge *mqtt_bridge_start(struct net_api *net, int *err)
 }
 
 /* At a stop the loop no longer runs: "offline" and the DISCONNECT are
- * written with libmosquitto's own select() loop, within MQTT_STOP_MS.
- * A clean DISCONNECT makes the broker drop the will, so the retained
- * "offline" is published explicitly. */
+ * written here, polling the socket within MQTT_STOP_MS (poll(), not
+ * mosquitto_loop()'s select(), which refuses fds past FD_SETSIZE and the
+ * daemon raises its fd limit).  libmosquitto closes the socket once the
+ * DISCONNECT is out.  A clean DISCONNECT makes the broker drop the will,
+ * so the retained "offline" is published explicitly; a stop that cannot
+ * write leaves the will to say it. */
 static void say_goodbye(struct mqtt_bridge *b)
 {
 	char topic[MQTT_TOPIC_MAX];
-	uint64_t end = loop_now_ms() + MQTT_STOP_MS;
+	uint64_t end = loop_now_ms() + MQTT_STOP_MS, now;
+	int fd;
 
 	if (b->fd >= 0)
 		loop_del_fd(b->d->loop, b->fd);
@@ -332,9 +337,21 @@ static void say_goodbye(struct mqtt_bridge *b)
 	b->queued = 0;
 	mqtt_publish_raw(b, topic, "offline", 7, 0, 1);
 	mosquitto_disconnect(b->mosq);
-	while (mosquitto_socket(b->mosq) >= 0 && loop_now_ms() < end)
-		if (mosquitto_loop(b->mosq, 100, 1) != MOSQ_ERR_SUCCESS)
+	while ((fd = mosquitto_socket(b->mosq)) >= 0 &&
+	       (now = loop_now_ms()) < end) {
+		struct pollfd p = {
+		    .fd = fd,
+		    .events =
+			(short)(POLLIN |
+				(mosquitto_want_write(b->mosq) ? POLLOUT : 0))};
+
+		if (poll(&p, 1, (int)(end - now)) <= 0)
 			break;
+		if (p.revents & (POLLIN | POLLHUP | POLLERR))
+			mosquitto_loop_read(b->mosq, 1);
+		if ((p.revents & POLLOUT) && mosquitto_socket(b->mosq) == fd)
+			mosquitto_loop_write(b->mosq, 1);
+	}
 	b->connected = 0;
 }
 
