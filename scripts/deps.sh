@@ -12,8 +12,9 @@ set -euo pipefail
 build_pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev libhdhomerun-dev
 	libwebsockets-dev libwebsockets-evlib-uv libuv1-dev libcurl4-openssl-dev
 	libdvbv5-dev libudev-dev libdvbpsi-dev)
-# libmosquitto-dev: the MQTT bridge (server/net/mqtt).
-build_pkgs+=(libmosquitto-dev)
+# libmosquitto-dev: the MQTT bridge (server/net/mqtt); libssl-dev: its
+# SSL_pending() check of the TLS connection's buffered bytes.
+build_pkgs+=(libmosquitto-dev libssl-dev)
 # python3-yaml, python3-jsonschema: the OpenAPI test validates the answers
 # against protocol/openapi.yaml.  ffmpeg: ffprobe checks the simulated
 # box's streams, and ffmpeg makes its test cards.  dvb-tools:

@@ -25,6 +25,7 @@
 
 #include <errno.h>
 #include <mosquitto.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,43 @@
 #include "net_api.h"
 
 static int lib_users; /* mosquitto_lib_init() once per process */
+
+/*
+ * TLS: OpenSSL may hold decrypted bytes the socket no longer shows as
+ * readable, and mosquitto_loop_read() can return after one packet (it
+ * stops on an EAGAIN left in errno), so a packet could wait for the
+ * next bytes from the broker.  Read on while SSL_pending(), at most
+ * MQTT_TLS_DRAIN packets per turn; more go on from a timer at once.
+ */
+static long drain_tick(struct loop *l, uint64_t id, void *arg);
+
+static void drain_tls(struct mqtt_bridge *b)
+{
+	SSL *ssl = mosquitto_ssl_get(b->mosq);
+
+	for (int i = 0; ssl && SSL_pending(ssl) > 0; i++) {
+		if (i == MQTT_TLS_DRAIN) {
+			if (!b->drain_timer)
+				b->drain_timer = loop_add_timer(b->d->loop, 0,
+								drain_tick, b);
+			return;
+		}
+		mosquitto_loop_read(b->mosq, 1);
+		ssl = mosquitto_ssl_get(b->mosq);
+	}
+}
+
+static long drain_tick(struct loop *l, uint64_t id, void *arg)
+{
+	struct mqtt_bridge *b = arg;
+
+	(void)l;
+	(void)id;
+	b->drain_timer = 0;
+	drain_tls(b);
+	mqtt_sync_socket(b);
+	return LOOP_TIMER_DONE;
+}
 
 static void mqtt_on_fd(struct loop *l, int fd, unsigned int events, void *arg);
 
@@ -73,8 +111,10 @@ static void mqtt_on_fd(struct loop *l, int fd, unsigned int events, void *arg)
 
 	(void)l;
 	(void)fd;
-	if (events & LOOP_READ)
+	if (events & LOOP_READ) {
 		mosquitto_loop_read(b->mosq, 1);
+		drain_tls(b);
+	}
 	if ((events & LOOP_WRITE) && mosquitto_socket(b->mosq) == b->fd) {
 		b->connecting = 0; /* writable: the TCP connect ended */
 		mosquitto_loop_write(b->mosq, 1);
@@ -363,6 +403,7 @@ void mqtt_bridge_stop(struct mqtt_bridge *b)
 	mqtt_commands_cancel(b);
 	mqtt_publish_stop(b);
 	loop_del_timer(b->d->loop, b->misc_timer);
+	loop_del_timer(b->d->loop, b->drain_timer);
 	if (b->mosq) {
 		say_goodbye(b);
 		mosquitto_destroy(b->mosq);

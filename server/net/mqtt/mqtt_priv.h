@@ -27,6 +27,7 @@ struct net_api;
 #define MQTT_RETRY_MIN_MS   500
 #define MQTT_RETRY_MAX_MS   30000
 #define MQTT_MISC_PERIOD_MS 1000
+#define MQTT_TLS_DRAIN      64 /* packets read per turn from TLS buffers */
 
 /* The last state published for one tuner (retained on the broker). */
 struct mqtt_state {
@@ -54,6 +55,7 @@ struct mqtt_bridge {
 	uint64_t connect_at_ms; /* monotonic time of the last attempt */
 	int stopping;
 	uint64_t misc_timer;   /* keepalive, reconnects */
+	uint64_t drain_timer;  /* TLS bytes left buffered (mqtt_bridge.c) */
 	unsigned int retry_ms; /* the next reconnect's delay */
 	uint64_t retry_at_ms;  /* monotonic; 0: no reconnect due */
 	long subscription;     /* the event bus's */
