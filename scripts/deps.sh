@@ -22,8 +22,9 @@ build_pkgs+=(libmosquitto-dev libssl-dev)
 test_pkgs=(python3 curl python3-websocket python3-yaml python3-jsonschema
 	chromium ffmpeg dvb-tools)
 # mosquitto, python3-paho-mqtt: test_mqtt.py runs the real broker and
-# speaks to it with paho (mosquitto-clients for trying it by hand).
-test_pkgs+=(mosquitto mosquitto-clients python3-paho-mqtt)
+# speaks to it with paho (mosquitto-clients for trying it by hand);
+# openssl makes its throw-away TLS certificates.
+test_pkgs+=(mosquitto mosquitto-clients python3-paho-mqtt openssl)
 # python3: the kernel test compares the parity traces (tests/traces).
 kernel_pkgs=(qemu-system-x86 busybox-static cpio kmod python3)
 # The libFuzzer targets (tests/fuzz, scripts/fuzz.sh): clang-14 with its

@@ -81,7 +81,7 @@ void mqtt_sync_socket(struct mqtt_bridge *b)
 	int fd = mosquitto_socket(b->mosq);
 	unsigned int mask = LOOP_READ;
 
-	if (b->stopping) /* the stop's own select() loop writes */
+	if (b->stopping) /* say_goodbye() polls the socket itself */
 		fd = -1;
 	if (fd != b->fd) {
 		if (b->fd >= 0)
