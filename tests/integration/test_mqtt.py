@@ -343,6 +343,23 @@ class MqttBridge(MqttTest):
         self.assertTrue(rep["ok"], rep)
 
 
+    def test_broker_down_then_up(self):
+        """The daemon keeps trying while the broker is down, and comes
+        back by itself once it is up."""
+        watch = Client(self.broker.port, [BASE + "/status"],
+                       client_id="it-watch", clean=False)
+        watch.wait(lambda t, p, r: p == b"online", "online")
+        watch.close()
+        self.broker.stop()
+        refused = "mqtt: connect to 127.0.0.1:%d" % self.broker.port
+        wait_for(lambda: refused in self.daemon.logtext(),
+                 what="a refused reconnect")
+        self.broker.start()
+        watch = self.client([], client_id="it-watch", clean=False)
+        watch.wait(lambda t, p, r: p == b"online" and not r,
+                   "online once the broker is up")
+        self.assertIn("lost", self.daemon.logtext())
+
     def test_offline_at_stop(self):
         c = self.client([BASE + "/status"])
         i, _, _, _ = c.wait(lambda t, p, r: p == b"online", "online")
@@ -351,6 +368,7 @@ class MqttBridge(MqttTest):
         c.wait(lambda t, p, r: p == b"offline", "offline", start=i + 1)
         self.assertIn("mqtt: bridge to 127.0.0.1:%d" % self.broker.port,
                       self.daemon.logtext())
+        self.assertNotIn("lost", self.daemon.logtext())
         # Said by the daemon (a DISCONNECT), not by its will.
         log = os.path.join(self.broker_dir, "mosquitto.log")
         wait_for(lambda: "Client it-box disconnected." in open(log).read(),

@@ -206,7 +206,7 @@ static void on_disconnect(struct mosquitto *m, void *arg, int rc)
 	struct mqtt_bridge *b = arg;
 
 	(void)m;
-	if (b->connected)
+	if (b->connected && !b->stopping)
 		log_warn("mqtt: connection to %s:%d lost (%s), reconnecting",
 			 b->host, b->port,
 			 rc ? mosquitto_strerror(rc) : "closed");
