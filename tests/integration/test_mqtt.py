@@ -179,6 +179,10 @@ class MqttTest(ApiBoxTest):
         super().setUp()
         self.ids = [t["id"] for t in
                     self.api("GET", "/api/v1/tuners").json["tuners"]]
+        # The bridge subscribes to its commands at connect, before it
+        # publishes the states: once a state is here, commands are heard.
+        ready = self.client([BASE + "/tuner/+/state"])
+        ready.wait(lambda t, p, r: True, "the bridge's first state")
 
     def tearDown(self):
         for c in self.clients:
@@ -399,6 +403,19 @@ class MqttInflight(MqttTest):
         _, _, p, _ = c.wait(lambda t, p, r: json.loads(p)["request_id"] ==
                             "a", "the first command's reply")
         self.assertFalse(json.loads(p)["ok"])
+
+
+class MqttViewer(MqttTest):
+    """The role the configuration grants the bridge is what its commands
+    may do: a viewer bridge publishes but may not tune."""
+
+    mqtt_extra = {"role": "viewer"}
+
+    def test_viewer_refused(self):
+        c = self.client(["it/replies"])
+        rep = self.command(c, 1, {"request_id": "v", "op": "tune",
+                                  "params": DVBT_474})
+        self.assertEqual(rep["error"]["code"], "forbidden", rep)
 
 
 def make_tls(workdir):
