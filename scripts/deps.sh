@@ -12,6 +12,9 @@ set -euo pipefail
 build_pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev libhdhomerun-dev
 	libwebsockets-dev libwebsockets-evlib-uv libuv1-dev libcurl4-openssl-dev
 	libdvbv5-dev libudev-dev libdvbpsi-dev libavahi-client-dev)
+# libmosquitto-dev: the MQTT bridge (server/net/mqtt); libssl-dev: its
+# SSL_pending() check of the TLS connection's buffered bytes.
+build_pkgs+=(libmosquitto-dev libssl-dev)
 # python3-yaml, python3-jsonschema: the OpenAPI test validates the answers
 # against protocol/openapi.yaml.  ffmpeg: ffprobe checks the simulated
 # box's streams, and ffmpeg makes its test cards.  dvb-tools:
@@ -23,6 +26,10 @@ build_pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev li
 test_pkgs=(python3 curl python3-websocket python3-yaml python3-jsonschema
 	chromium ffmpeg dvb-tools nginx openssl
 	avahi-daemon avahi-utils dbus iproute2)
+# mosquitto, python3-paho-mqtt: test_mqtt.py runs the real broker and
+# speaks to it with paho (mosquitto-clients for trying it by hand);
+# openssl makes its throw-away TLS certificates.
+test_pkgs+=(mosquitto mosquitto-clients python3-paho-mqtt openssl)
 # python3: the kernel test compares the parity traces (tests/traces).
 kernel_pkgs=(qemu-system-x86 busybox-static cpio kmod python3)
 # The libFuzzer targets (tests/fuzz, scripts/fuzz.sh): clang-14 with its

@@ -41,5 +41,7 @@ config_key_fn api_config_mdns;
 /* "cors" and "trusted_proxies" (api_config_cors.c). */
 config_key_fn api_config_cors;
 config_key_fn api_config_trusted_proxies;
+/* "mqtt" (api_config_mqtt.c). */
+config_key_fn api_config_mqtt;
 
 #endif /* TUNERD_API_CONFIG_PRIV_H */

@@ -20,6 +20,7 @@
 #include "lease.h"
 #include "log.h"
 #include "mdns.h"
+#include "mqtt_bridge.h"
 #include "rest.h"
 #include "scan_job.h"
 #include "stream.h"
@@ -333,6 +334,8 @@ int api_start(struct daemon *d)
 		err = net->mdns ? 0 : -ENOMEM;
 	}
 	if (!err)
+		net->mqtt = mqtt_bridge_start(net, &err);
+	if (!err)
 		return 0;
 fail:
 	api_stop(d); /* main() does not call it when the start failed */
@@ -351,6 +354,10 @@ void api_stop(struct daemon *d)
 	net->stopping = 1;
 	mdns_stop(net->mdns); /* the box leaves the LAN's listings first */
 	net->mdns = NULL;
+	/* The broker hears "offline" first; the bridge's waiting commands
+	 * are dropped before the command service goes. */
+	mqtt_bridge_stop(net->mqtt);
+	net->mqtt = NULL;
 	/* Every stream ends (daemon_stopping) and is resumed to say so
 	 * before MHD stops; first, so that the event streams still carry
 	 * their stream.stop events. */

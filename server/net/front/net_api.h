@@ -23,6 +23,7 @@ struct status_text;
 struct stream_hub;
 struct channel_list;
 struct scan_hub;
+struct mqtt_bridge;
 
 struct net_api {
 	struct daemon *d;
@@ -36,6 +37,7 @@ struct net_api {
 	struct channel_list *channels; /* the channel list (server/channels) */
 	struct scan_hub *scans;        /* the tuners' scans */
 	struct mdns *mdns;             /* DNS-SD advertising, or NULL */
+	struct mqtt_bridge *mqtt;      /* the MQTT bridge, NULL: off */
 	int stream_direct;             /* --stream-delivery direct (else mhd) */
 	char *listen;                  /* --listen, or NULL */
 	char *config_path;             /* --config, or NULL */
