@@ -23,6 +23,7 @@ struct status_text;
 struct stream_hub;
 struct channel_list;
 struct scan_hub;
+struct hdhr_http;
 
 struct net_api {
 	struct daemon *d;
@@ -35,6 +36,7 @@ struct net_api {
 	struct stream_hub *streams;    /* the tuners' transport streams */
 	struct channel_list *channels; /* the channel list (server/channels) */
 	struct scan_hub *scans;        /* the tuners' scans */
+	struct hdhr_http *hdhr_http;   /* the HDHomeRun face's HTTP state */
 	int stream_direct;             /* --stream-delivery direct (else mhd) */
 	char *listen;                  /* --listen, or NULL */
 	char *config_path;             /* --config, or NULL */
