@@ -12,6 +12,7 @@ import subprocess
 import unittest
 import urllib.parse
 
+import test_rest_openapi as openapi
 from events_util import EventsFromNow
 from harness import ApiBoxTest, free_port, http_request
 from test_channels import FREQS, SCANNED
@@ -39,6 +40,17 @@ def hdhr_config(**kw):
     return {"hdhomerun": h}
 
 
+def spec_errors(obj, name):
+    """What makes obj not a components/schemas/<name> of
+    protocol/openapi.yaml."""
+    with open(openapi.SPEC) as f:
+        spec = openapi.yaml.safe_load(f)
+    schema = openapi.to_json_schema(
+        spec, {"$ref": "#/components/schemas/" + name})
+    return [e.message for e in
+            openapi.jsonschema.Draft4Validator(schema).iter_errors(obj)]
+
+
 class HdhrBase(ApiBoxTest):
     env_text = ENV_TEXT
     tuners = "mt2060,mt2060"
@@ -56,6 +68,8 @@ class HdhrBase(ApiBoxTest):
 
 @unittest.skipUnless(shutil.which("ffprobe"),
                      "ffprobe is not installed (scripts/deps.sh test)")
+@unittest.skipIf(openapi.yaml is None, "PyYAML or jsonschema missing "
+                 "(scripts/deps.sh test installs them)")
 class HdhrHttpFlow(HdhrBase):
     def test_jellyfin_flow(self):
         self.set_channels(BBC[:2])
@@ -67,13 +81,15 @@ class HdhrHttpFlow(HdhrBase):
                     "FirmwareVersion", "DeviceID", "DeviceAuth", "BaseURL",
                     "LineupURL", "TunerCount"):
             self.assertIn(key, dev)
-        self.assertRegex(dev["DeviceID"], r"^[0-9A-F]{8}$")
+        self.assertEqual(spec_errors(dev, "HdhrDiscover"), [])
         self.assertEqual(dev["TunerCount"], 2)
         self.assertEqual(dev["BaseURL"], "http://127.0.0.1:%d" % self.port)
         lineup_url = urllib.parse.urlsplit(dev["LineupURL"])
         self.assertEqual(lineup_url.path, "/lineup.json")
 
         lineup = self.get(lineup_url.path).json
+        for e in lineup:
+            self.assertEqual(spec_errors(e, "HdhrLineupEntry"), [])
         self.assertEqual(
             [(e["GuideNumber"], e["GuideName"]) for e in lineup],
             [(str(s["lcn"]), s["name"]) for s in BBC[:2]])
@@ -164,6 +180,7 @@ class HdhrHttpFlow(HdhrBase):
         self.assertEqual(st["ScanInProgress"], 1, st)
         self.assertGreaterEqual(st["Progress"], 0)
         self.assertIn("Found", st)
+        self.assertEqual(spec_errors(st, "HdhrLineupStatus"), [])
         done = ev.wait("scan.done", timeout=120, scan=first["scan"])
         self.assertEqual(done["state"], "done", done)
         self.assertEqual(self.get("/lineup_status.json").json
