@@ -44,7 +44,7 @@
 #define HDHR_HOST_MAX     256
 
 struct hdhr_http {
-	uint32_t device_id;
+	uint32_t device_id;  /* 0: not read yet (a valid id is never 0) */
 	uint32_t scan_tuner; /* the lineup scan's tuner, 0: none yet */
 };
 
@@ -53,14 +53,10 @@ int hdhr_http_start(struct net_api *net)
 	const struct hdhr_config *h = &net->cfg.hdhomerun;
 	char spec[300];
 	const char *colon;
-	int ret;
 
 	net->hdhr_http = calloc(1, sizeof(*net->hdhr_http));
 	if (!net->hdhr_http)
 		return -ENOMEM;
-	ret = hdhr_device_id_load(net->d->state, &net->hdhr_http->device_id);
-	if (ret)
-		log_warn("hdhomerun: device id not kept: %s", strerror(-ret));
 	if (!h->enabled || !h->http_port)
 		return 0;
 	/* The main listener's address with the face's port. */
@@ -169,8 +165,18 @@ static enum MHD_Result discover_json(struct rest_req *r)
 {
 	char id[16], base[HDHR_HOST_MAX + 32], lineup[HDHR_HOST_MAX + 48];
 	char name[160], auth[32];
+	struct hdhr_http *hh = r->net->hdhr_http;
 
-	hdhr_device_id_text(r->net->hdhr_http->device_id, id, sizeof(id));
+	/* Read (or made and kept) at the first use, so that a box that
+	 * never enables the face has no HDHomeRun identity in its state. */
+	if (!hh->device_id) {
+		int ret = hdhr_device_id_load(r->net->d->state, &hh->device_id);
+
+		if (ret)
+			log_warn("hdhomerun: the device id is not kept: %s",
+				 strerror(-ret));
+	}
+	hdhr_device_id_text(hh->device_id, id, sizeof(id));
 	base_url(r, 0, base, sizeof(base));
 	snprintf(lineup, sizeof(lineup), "%s/lineup.json", base);
 	snprintf(name, sizeof(name), "tunerd %s", r->net->d->name);

@@ -2,7 +2,7 @@
 """The HDHomeRun face's HTTP side as Jellyfin, Plex and Emby use it:
 discover.json -> lineup.json -> a lineup URL with ?duration= -> ffprobe
 finds the service; the 503 with X-HDHomeRun-Error when every tuner is
-taken (REST leases); off -> 404; a peer outside hdhomerun.allow -> 403;
+taken (REST leases, a REST stream); off -> 404; a peer outside hdhomerun.allow -> 403;
 lineup.post runs the scan that fills the lineup; http_port serves the
 same on a second port."""
 import http.client
@@ -165,6 +165,29 @@ class HdhrHttpFlow(HdhrBase):
         self.assertError(self.get("/tuner7/v1"), 404, "not_found")
         self.assertError(self.get("/auto/v1?duration=x"), 400,
                          "bad_request")
+
+    def test_a_rest_stream_makes_a_tuner_busy(self):
+        self.set_channels(BBC[:1])
+        conn = http.client.HTTPConnection("127.0.0.1", self.port,
+                                          timeout=30)
+        self.addCleanup(conn.close)
+        conn.request("GET", "/api/v1/tuners/1/stream")
+        resp = conn.getresponse()  # the head: the reader is open
+        self.assertEqual(resp.status, 200)
+        lease = self.api("POST", "/api/v1/tuners/2/lease",
+                         {"holder": "rest-2", "ttl_s": 60})
+        self.assertEqual(lease.status, 201, lease)
+        r = self.get("/auto/v1")
+        self.assertEqual((r.status, r.headers["x-hdhomerun-error"]),
+                         (503, "805 All Tuners In Use"))
+        self.assertEqual(self.api(
+            "DELETE", "/api/v1/tuners/2/lease",
+            headers={"X-Tunerd-Lease": lease.json["lease_id"]}).status, 204)
+        ev = EventsFromNow(self, "types=stream.start")
+        r = self.get("/auto/v1?duration=1")
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(ev.wait("stream.start",
+                                 by="hdhomerun:127.0.0.1")["tuner"], 2)
 
     def test_lineup_post_scans(self):
         self.assertEqual(self.get("/lineup.json").json, [])
