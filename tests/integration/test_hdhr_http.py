@@ -220,6 +220,32 @@ class HdhrHttpFlow(HdhrBase):
                          "method_not_allowed")
 
 
+class HdhrMhdDelivery(HdhrBase):
+    daemon_extra = ("--stream-delivery", "mhd")
+
+    def test_duration_ends_an_mhd_stream(self):
+        self.set_channels(BBC[:1])
+        ev = EventsFromNow(self, "types=lease.released")
+        conn = http.client.HTTPConnection("127.0.0.1", self.port,
+                                          timeout=30)
+        self.addCleanup(conn.close)
+        conn.request("GET", "/auto/v1?duration=1")
+        resp = conn.getresponse()
+        self.assertEqual(resp.status, 200)
+        data = b""
+        try:  # the socket is shut: chunked framing ends unfinished
+            while True:
+                chunk = resp.read1(1 << 16)
+                if not chunk:
+                    break
+                data += chunk
+        except http.client.IncompleteRead as e:
+            data += e.partial
+        self.assertGreater(len(data), 188 * 10)
+        self.assertEqual(ev.wait("lease.released")["holder"],
+                         "hdhomerun:127.0.0.1")
+
+
 class HdhrOff(HdhrBase):
     config = {"hdhomerun": {"enabled": False, "allow": ["127.0.0.0/8"]}}
 
