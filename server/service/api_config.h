@@ -10,7 +10,7 @@
  *                 "discovery":["eth0"], "http_port":5004,
  *                 "control_port":65001, "discovery_port":65001,
  *                 "lockkey_ttl_s":30, "target_timeout_s":30,
- *                 "role":"operator"},
+ *                 "role":"operator", "scan":{"band":"uhf"}},
  *    "cors":{"origins":["https://console.example"], "max_age_s":600},
  *    "trusted_proxies":["127.0.0.1/32"],
  *    "mdns":{"enabled":true, "name":"studio-3"},
@@ -63,6 +63,9 @@ struct hdhr_config {
 	int lockkey_ttl_s;    /* a lockkey's lease TTL, renewed by use */
 	int target_timeout_s; /* a stream target's life without renewal */
 	enum role role;
+	/* The lineup scan's body (as POST .../scan takes it); NULL: the
+	 * band "uhf" of region "eu". */
+	struct json_t *scan;
 };
 
 #define CORS_ORIGINS_MAX       64

@@ -174,9 +174,12 @@ int command_lease_check(struct command_service *cs, uint32_t tuner,
 		return 0;
 	if (!lease_allows(cs->leases, tuner, id, &l))
 		return conflict(res, tuner, &l);
+	/* The HDHomeRun face's holders ("hdhomerun:<IP>") name their own
+	 * origin (tuner_origin_of()); every other holder is an API's. */
 	if (id && lease_get(cs->leases, tuner, &l))
-		snprintf(label, len, "api:%.*s", utf8_prefix(l.holder, len - 5),
-			 l.holder);
+		snprintf(label, len, "%s%.*s",
+			 strncmp(l.holder, "hdhomerun:", 10) ? "api:" : "",
+			 utf8_prefix(l.holder, len - 5), l.holder);
 	return 0;
 }
 

@@ -49,6 +49,13 @@ enum tuner_op tuner_op_parse(const char *name)
 	return 0;
 }
 
+const char *tuner_origin_of(enum tuner_origin o, const char *by)
+{
+	if (o == TUNER_ORIGIN_API && by && !strncmp(by, "hdhomerun:", 10))
+		return "hdhomerun";
+	return tuner_origin_name(o);
+}
+
 const char *tuner_origin_name(enum tuner_origin o)
 {
 	switch (o) {

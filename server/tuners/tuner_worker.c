@@ -398,7 +398,7 @@ static void tuner_publish_started(struct tuner *t, enum tuner_origin origin,
 {
 	tuner_publish(t, "tuner.tune_started",
 		      json_pack("{s:s,s:s,s:o}", "origin",
-				tuner_origin_name(origin), "by", by, "params",
+				tuner_origin_of(origin, by), "by", by, "params",
 				params_to_json(params)));
 }
 

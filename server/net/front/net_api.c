@@ -16,6 +16,7 @@
 #include "daemon.h"
 #include "event_stream.h"
 #include "eventbus.h"
+#include "hdhr_http.h"
 #include "http_front.h"
 #include "lease.h"
 #include "log.h"
@@ -336,6 +337,8 @@ int api_start(struct daemon *d)
 	if (!err)
 		net->mqtt = mqtt_bridge_start(net, &err);
 	if (!err)
+		err = hdhr_http_start(net);
+	if (!err)
 		return 0;
 fail:
 	api_stop(d); /* main() does not call it when the start failed */
@@ -374,6 +377,7 @@ void api_stop(struct daemon *d)
 		event_streams_stop(d);
 	http_front_stop(net->front);
 	net->front = NULL;
+	hdhr_http_free(net);
 	stream_hub_free(net->streams);
 	net->streams = NULL;
 	rest_cache_free(net);

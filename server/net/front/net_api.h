@@ -24,6 +24,7 @@ struct stream_hub;
 struct channel_list;
 struct scan_hub;
 struct mqtt_bridge;
+struct hdhr_http;
 
 struct net_api {
 	struct daemon *d;
@@ -38,6 +39,7 @@ struct net_api {
 	struct scan_hub *scans;        /* the tuners' scans */
 	struct mdns *mdns;             /* DNS-SD advertising, or NULL */
 	struct mqtt_bridge *mqtt;      /* the MQTT bridge, NULL: off */
+	struct hdhr_http *hdhr_http;   /* the HDHomeRun face's HTTP state */
 	int stream_direct;             /* --stream-delivery direct (else mhd) */
 	char *listen;                  /* --listen, or NULL */
 	char *config_path;             /* --config, or NULL */
