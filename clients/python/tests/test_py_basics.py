@@ -2,6 +2,7 @@
 """Box, Tuner and the typed errors against a real daemon."""
 import pytest
 
+from conftest import VIEWER
 from tunerd import Box, errors
 
 DVBT_474 = dict(delivery_system="DVBT", frequency=474000000,
@@ -43,8 +44,7 @@ def test_typed_errors(live):
     with pytest.raises(errors.Unauthorized):
         Box(live.url).tuners()
     with pytest.raises(errors.Forbidden) as e:
-        live.client(token=__import__("conftest").VIEWER).tuner(1).tune(
-            **DVBT_474)
+        live.client(token=VIEWER).tuner(1).tune(**DVBT_474)
     assert e.value.required_role == "operator"
     with pytest.raises(errors.NotFound):
         box.channel("no such channel")

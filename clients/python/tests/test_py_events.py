@@ -1,13 +1,9 @@
 # SPDX-License-Identifier: MIT
 """events(): WebSocket and SSE, resume after a daemon restart with no
 event lost, a Gap when the ring moved on, Fleet's merged events."""
-import os
-import signal
-import threading
-
 import pytest
 
-from tunerd import Event, Fleet, Gap
+from tunerd import Event, Fleet, Gap, errors
 
 DVBT_474 = dict(delivery_system="DVBT", frequency=474000000,
                 bandwidth=8000000)
@@ -127,7 +123,7 @@ def test_fleet_of_two_boxes(make_box):
             try:
                 leases.append(fleet.lease_any("rec", delivery_system="DVBT",
                                               frequency=490000000, ttl=3))
-            except __import__("tunerd").errors.NoFreeTuner:
+            except errors.NoFreeTuner:
                 break
         got = sorted((str(t.box), t.id) for t, _ in leases)
         assert ("cellar", 1) in got and ("attic", 1) in got

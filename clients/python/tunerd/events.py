@@ -93,6 +93,10 @@ class _Closed(Exception):
     """The connection ended (either side, or a closed message)."""
 
 
+class _NoWebSocket(Exception):
+    """The upgrade was refused by something that is not the box."""
+
+
 class _WsTransport:
     def __init__(self, url: str, token: Optional[str],
                  timeout: float) -> None:
@@ -103,7 +107,12 @@ class _WsTransport:
                 ws_url, header=header, subprotocols=["tunerd.v1"],
                 timeout=timeout)
         except websocket.WebSocketBadStatusException as e:
-            raise _refusal(e.status_code, e.resp_body, e.resp_headers)
+            err = _refusal(e.status_code, e.resp_body, e.resp_headers)
+            if err.code.startswith("http_") or err.message.endswith(
+                    "without an error object"):
+                # Not the box's answer (a proxy that does not upgrade).
+                raise _NoWebSocket(str(e))
+            raise err
 
     def next(self, timeout: Optional[float]) -> Optional[Dict[str, Any]]:
         """The next message, or None when timeout passed without one."""
@@ -190,7 +199,9 @@ def _csv(values: Optional[Iterable[Any]]) -> Optional[str]:
 class EventStream:
     """Iterator of :class:`Event` and :class:`Gap` for one box.
 
-    Subscribes when made.  Reconnects for ever (backoff up to 2 s) until :meth:`close`; an error
+    Subscribes when made.  WebSocket unless sse; falls back to SSE when
+    the upgrade is refused by something other than the box (a proxy: an
+    answer without the API's error object).  Reconnects for ever (backoff up to 2 s) until :meth:`close`; an error
     the box answers the subscription with (401, 403, 400) is raised.
     ``next(timeout)`` returns None when nothing came in time."""
 
@@ -248,8 +259,15 @@ class EventStream:
         url = "%s/api/v1/events?%s" % (self.box.url,
                                        urllib.parse.urlencode(query,
                                                               safe=",*"))
-        cls = _SseTransport if self.sse else _WsTransport
-        self._transport = cls(url, self.box.token, self.box.timeout)
+        if not self.sse:
+            try:
+                self._transport = _WsTransport(url, self.box.token,
+                                               self.box.timeout)
+                return
+            except _NoWebSocket:
+                self.sse = True  # the fallback, for good on this stream
+        self._transport = _SseTransport(url, self.box.token,
+                                        self.box.timeout)
 
     def _restart_gap(self) -> None:
         self._pending.append(Gap(
