@@ -43,6 +43,9 @@ def test_typed_errors(live):
         Box(live.url, token="not-a-known-token").info()
     with pytest.raises(errors.Unauthorized):
         Box(live.url).tuners()
+    for sse in (False, True):
+        with pytest.raises(errors.Unauthorized):
+            Box(live.url, token="not-a-known-token").events(sse=sse)
     with pytest.raises(errors.Forbidden) as e:
         live.client(token=VIEWER).tuner(1).tune(**DVBT_474)
     assert e.value.required_role == "operator"

@@ -1,9 +1,13 @@
 # SPDX-License-Identifier: MIT
 """events(): WebSocket and SSE, resume after a daemon restart with no
 event lost, a Gap when the ring moved on, Fleet's merged events."""
+import socket
+import socketserver
+import threading
+
 import pytest
 
-from tunerd import Event, Fleet, Gap, errors
+from tunerd import Box, Event, Fleet, Gap, errors
 
 DVBT_474 = dict(delivery_system="DVBT", frequency=474000000,
                 bandwidth=8000000)
@@ -138,3 +142,73 @@ def test_fleet_of_two_boxes(make_box):
     finally:
         for _, lease in leases:
             lease.release()
+
+
+class NoUpgradeProxy(socketserver.ThreadingTCPServer):
+    """A TCP relay to the daemon that answers any WebSocket upgrade with a
+    plain-text 400, as a proxy without WebSocket support does."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, port):
+        self.target = port
+        super().__init__(("127.0.0.1", 0), _Relay)
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    @property
+    def url(self):
+        return "http://127.0.0.1:%d" % self.server_address[1]
+
+
+class _Relay(socketserver.BaseRequestHandler):
+    def handle(self):
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = self.request.recv(65536)
+            if not chunk:
+                return
+            head += chunk
+        if b"upgrade: websocket" in head.lower():
+            self.request.sendall(b"HTTP/1.1 400 Bad Request\r\n"
+                                 b"Content-Type: text/plain\r\n"
+                                 b"Content-Length: 11\r\n"
+                                 b"Connection: close\r\n\r\nno upgrade\n")
+            return
+        up = socket.create_connection(("127.0.0.1", self.server.target))
+        up.sendall(head)
+        back = threading.Thread(target=_pipe, args=(up, self.request),
+                                daemon=True)
+        back.start()
+        _pipe(self.request, up)
+        back.join()
+
+
+def _pipe(src, dst):
+    try:
+        while True:
+            data = src.recv(65536)
+            if not data:
+                break
+            dst.sendall(data)
+    except OSError:
+        pass
+    for s in (src, dst):
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+def test_sse_fallback_behind_a_proxy_without_websocket(live):
+    proxy = NoUpgradeProxy(live.port)
+    try:
+        box = Box(proxy.url, token=live.token)
+        with box.events(types=["tuner.tune"], tuners=[3]) as ev:
+            assert ev.sse  # the WebSocket upgrade was refused
+            live.client().tuner(3).tune(**DVBT_474)
+            e = next_event(ev)
+            assert (e.type, e.tuner) == ("tuner.tune", 3)
+    finally:
+        proxy.shutdown()
+        proxy.server_close()

@@ -89,3 +89,21 @@ def test_killed_worker_is_an_error_then_recovers(live):
         assert ready["pid"] != pid
     ans = t.tune(wait_lock=2.0, **DVBT_474)
     assert ans["locked"] is True
+
+
+def test_deadline_and_busy(make_box):
+    live = make_box(daemon_extra=("--deadline-ms", "1000"))
+    box = live.client()
+    t = box.tuner(2)
+    assert live.sim.call({"op": "fault", "client": 2, "hang": True})["ok"]
+    with pytest.raises(errors.Deadline) as e:
+        t.tune(**DVBT_474)
+    assert e.value.status == 504
+    assert live.sim.call({"op": "fault", "client": 2, "hang": False})["ok"]
+    # a scan running on tuner 1: a second one is Busy, naming it
+    steps = box.scan(tuner=1, band="uhf", region="eu")
+    with pytest.raises(errors.Busy) as e:
+        next(box.scan(tuner=1, band="uhf", region="eu"))
+    assert e.value.status == 409 and e.value.scan.startswith("scan-")
+    assert box.tuner(1).cancel_scan()["state"] == "cancelled"
+    assert list(steps)[-1]["state"] == "cancelled"

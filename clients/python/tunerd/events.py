@@ -107,10 +107,13 @@ class _WsTransport:
                 ws_url, header=header, subprotocols=["tunerd.v1"],
                 timeout=timeout)
         except websocket.WebSocketBadStatusException as e:
-            err = _refusal(e.status_code, e.resp_body, e.resp_headers)
-            if err.code.startswith("http_") or err.message.endswith(
+            body = getattr(e, "resp_body", None)  # websocket-client >= 1.4
+            err = _refusal(e.status_code, body, e.resp_headers)
+            if body is None or err.message.endswith(
                     "without an error object"):
-                # Not the box's answer (a proxy that does not upgrade).
+                # Not known to be the box's answer (a proxy that does not
+                # upgrade, or a websocket-client that keeps no body): SSE
+                # gets the box's own answer, a typed error if it refuses.
                 raise _NoWebSocket(str(e))
             raise err
 
@@ -144,6 +147,9 @@ class _SseTransport:
         try:
             self.conn.request("GET", parts.path + "?" + parts.query,
                               headers=headers)
+            # Kept before getresponse(), which lets go of the socket of
+            # an answer that ends with its connection.
+            self.sock = self.conn.sock
             self.resp = self.conn.getresponse()
         except OSError as e:
             self.conn.close()
@@ -154,7 +160,7 @@ class _SseTransport:
             raise _refusal(self.resp.status, body, self.resp.headers)
 
     def next(self, timeout: Optional[float]) -> Optional[Dict[str, Any]]:
-        self.conn.sock.settimeout(timeout)
+        self.sock.settimeout(timeout)
         data = None
         try:
             while True:
