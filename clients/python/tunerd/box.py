@@ -58,7 +58,7 @@ class Box:
         """Tuner id (not asked for until used)."""
         return Tuner(self, int(id))
 
-    # -- channels --------------------------------------------------------------
+    # -- channels -----------------------------------------------------------
 
     def channels(self) -> List[Dict[str, Any]]:
         """The channel list: Channel objects (name, lcn, service_id,
@@ -94,7 +94,7 @@ class Box:
         object (state, found, multiplexes, channels)."""
         return self.tuner(tuner).scan(lease=lease, timeout=timeout, **params)
 
-    # -- events ----------------------------------------------------------------
+    # -- events -------------------------------------------------------------
 
     def events(self, types: Optional[Iterable[str]] = None,
                tuners: Optional[Iterable[int]] = None,

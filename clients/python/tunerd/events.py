@@ -207,9 +207,10 @@ class EventStream:
 
     Subscribes when made.  WebSocket unless sse; falls back to SSE when
     the upgrade is refused by something other than the box (a proxy: an
-    answer without the API's error object).  Reconnects for ever (backoff up to 2 s) until :meth:`close`; an error
-    the box answers the subscription with (401, 403, 400) is raised.
-    ``next(timeout)`` returns None when nothing came in time."""
+    answer without the API's error object).  Reconnects for ever
+    (backoff up to 2 s) until :meth:`close`; an error the box answers
+    the subscription with (401, 403, 400) is raised.  ``next(timeout)``
+    returns None when nothing came in time."""
 
     def __init__(self, box: "Box", types: Optional[Iterable[str]] = None,
                  tuners: Optional[Iterable[int]] = None,

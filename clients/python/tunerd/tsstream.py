@@ -23,7 +23,9 @@ CHUNK = 65536
 class TsStream:
     """Readable TS bytes: ``read(n)``, iteration (chunks of bytes as they
     come), ``close()``; a context manager.  The box ending the stream is
-    the end of file (``read`` answers b"")."""
+    the end of file (``read`` answers b"").  A tuner without lock sends
+    nothing: a read that waits longer than timeout (the Box's, unless
+    ``Tuner.stream`` got one) raises :class:`errors.ConnectionFailed`."""
 
     def __init__(self, url: str, headers: Dict[str, str],
                  timeout: float) -> None:
@@ -56,7 +58,16 @@ class TsStream:
         if self.closed:
             raise ValueError("read of a closed TsStream")
         try:
-            return self._resp.read(None if n < 0 else n)
+            if n < 0:
+                return self._resp.read()
+            parts, left = [], n
+            while left > 0:  # a chunked answer may hand out less
+                part = self._resp.read(left)
+                if not part:
+                    break
+                parts.append(part)
+                left -= len(part)
+            return b"".join(parts)
         except (OSError, http.client.HTTPException) as e:
             raise errors.ConnectionFailed(message=str(e)) from e
 
