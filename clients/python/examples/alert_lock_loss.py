@@ -5,7 +5,7 @@ line on stderr and, with --exec, a command run with the details in its
 environment (TUNERD_BOX, TUNERD_TUNER, TUNERD_FREQUENCY, TUNERD_TIME).
 
     alert_lock_loss.py --box http://attic:8080 --token change-me-viewer-1 \
-        --exec 'mail -s "tuner $TUNERD_TUNER lost lock" me@example.org'
+        --exec 'logger -t tunerd "tuner $TUNERD_TUNER lost lock"'
 """
 import argparse
 import os
