@@ -30,6 +30,10 @@ test_pkgs=(python3 curl python3-websocket python3-yaml python3-jsonschema
 # speaks to it with paho (mosquitto-clients for trying it by hand);
 # openssl makes its throw-away TLS certificates.
 test_pkgs+=(mosquitto mosquitto-clients python3-paho-mqtt openssl)
+# python3-requests, python3-pytest, python3-venv, python3-pip: the tunerd
+# Python package (clients/python) and its pytest suite, which also installs
+# it into a venv with pip.
+test_pkgs+=(python3-requests python3-pytest python3-venv python3-pip)
 # python3: the kernel test compares the parity traces (tests/traces).
 kernel_pkgs=(qemu-system-x86 busybox-static cpio kmod python3)
 # The libFuzzer targets (tests/fuzz, scripts/fuzz.sh): clang-14 with its
