@@ -18,6 +18,9 @@ build_pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev
 # dvb-format-convert reads the daemon's dvbv5 channel export back.
 test_pkgs=(python3 curl python3-websocket python3-yaml python3-jsonschema
 	chromium ffmpeg dvb-tools)
+# python3-requests: clients/mythtv's recorder runs on the tunerd Python
+# package under Debian's /usr/bin/python3, and its test runs it there.
+test_pkgs+=(python3-requests)
 # python3: the kernel test compares the parity traces (tests/traces).
 kernel_pkgs=(qemu-system-x86 busybox-static cpio kmod python3)
 # The libFuzzer targets (tests/fuzz, scripts/fuzz.sh): clang-14 with its
