@@ -8,6 +8,7 @@ JSON:
      "lease_ttl_s": 15, "lock_timeout_ms": 10000, "tune_wait_ms": 2000,
      "flow_control": "xon" | "poll", "whole_multiplex": false,
      "log_file": "/var/log/mythtv/tunerd-recorder.log"}
+(a box may have a "name" for messages; else its host:port)
 
 INI: a [recorder] section with the same keys (priorities as
 priority_recording and priority_livetv) and one [box NAME] section per
@@ -118,6 +119,7 @@ def _checked(settings, boxes):
         if not isinstance(url, str) or \
                 not url.startswith(("http://", "https://")):
             raise ConfigError("box %d: url must be http(s)://HOST:PORT" % i)
-        checked.append({"name": box.get("name") or url, "url": url,
+        name = box.get("name") or url.split("://", 1)[1].rstrip("/")
+        checked.append({"name": name, "url": url,
                         "token": box.get("token") or None})
     return Config(out, checked)

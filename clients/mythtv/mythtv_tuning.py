@@ -58,21 +58,26 @@ def can_receive(info, params):
 
 class Tuning:
     """The recorder's tuner: state "idle", "tuning", "tuned", "failed"
-    (reason says why) or "lost" (the lease was taken away)."""
+    (reason says why) or "lost" (the lease was taken away).  boxes:
+    [(name, tunerd.Box)]; a tuner is called NAME:ID in messages."""
 
     def __init__(self, cfg, boxes, holder, on_lost):
         self.cfg, self.boxes, self.holder = cfg, boxes, holder
         self.on_lost = on_lost
         self.state, self.reason = "idle", None
-        self.tuner = self.lease = self.channel = None
+        self.box = self.tuner = self.lease = self.channel = None
+        self.priority = None
         self._lock = threading.Lock()
         self._thread = None
+
+    def label(self, box=None, tuner=None):
+        box, tuner = box or self.box, tuner or self.tuner
+        return "%s:%d" % (box[0], tuner.id)
 
     def describe(self):
         if self.tuner is None:
             return "tunerd (%d boxes)" % len(self.boxes)
-        return "tunerd %s tuner %d: %s" % (self.tuner.box.url, self.tuner.id,
-                                            self.channel["name"])
+        return "tunerd %s %s" % (self.label(), self.channel["name"])
 
     def start(self, wanted, recording):
         """Begins a tune to channel wanted in the background; False when
@@ -107,46 +112,47 @@ class Tuning:
         candidates = []
         for box in self.boxes:
             try:
-                ch = find_channel(box.channels(), wanted)
+                ch = find_channel(box[1].channels(), wanted)
             except errors.TunerdError as e:
-                log.warning("%s: channel list: %s", box.url, e)
+                log.warning("%s: channel list: %s", box[0], e)
                 continue
             if ch:
                 candidates.append((box, ch))
         if not candidates:
             raise TuneError("channel %s is in no box's channel list" % wanted)
-        if self.lease and not self.lease.lost and \
-                self.lease.priority == priority:
+        if self.lease and not self.lease.lost and self.priority == priority:
             for box, ch in candidates:
-                if box is self.tuner.box and \
+                if box is self.box and \
                         can_receive(self.tuner.info(), ch["params"]):
                     return self._tune_on(self.tuner, self.lease, ch)
         self.release()
-        tuner, lease, ch = self._lease_from_pool(candidates, priority)
+        box, tuner, lease, ch = self._lease_from_pool(candidates, priority)
         try:
             self._tune_on(tuner, lease, ch)
         except BaseException:
             lease.release()
             raise
-        self.tuner, self.lease = tuner, lease
+        self.box, self.tuner, self.lease = box, tuner, lease
+        self.priority = priority
         if lease.lost:  # taken away before we held it
-            raise TuneError("lease on %s tuner %d lost while tuning: %s" %
-                            (tuner.box.url, tuner.id, lease.lost_reason))
+            raise TuneError("lease on %s lost while tuning: %s" %
+                            (self.label(), lease.lost_reason))
 
     def _pool(self, candidates, priority):
-        """(tuner, channel, lease priority or -1) of every tuner that can
-        receive the channel and that we may lease, the free ones first."""
+        """(box, tuner, channel, lease priority or -1) of every tuner that
+        can receive the channel and that we may lease, free ones first."""
         pool = []
         for box, ch in candidates:
-            for tuner in box.tuners():
+            for tuner in box[1].tuners():
                 info = tuner.info()
                 if not can_receive(info, ch["params"]):
                     continue
                 held = info.get("lease")
                 if held and held.get("priority", 0) >= priority:
                     continue
-                pool.append((tuner, ch, held["priority"] if held else -1))
-        pool.sort(key=lambda entry: entry[2])
+                pool.append((box, tuner, ch,
+                             held["priority"] if held else -1))
+        pool.sort(key=lambda entry: entry[3])
         return pool
 
     def _lease_from_pool(self, candidates, priority):
@@ -156,38 +162,38 @@ class Tuning:
                             "at a priority under %d" %
                             (candidates[0][1]["name"], priority))
         refused = []
-        for tuner, ch, _ in pool:
+        for box, tuner, ch, _ in pool:
             lease = tuner.lease(self.holder, ttl=self.cfg.lease_ttl_s,
                                 priority=priority, on_lost=self._lost)
             try:
                 lease.acquire()
             except errors.LeaseConflict as e:
-                refused.append("%s:%d by %s" % (tuner.box.url, tuner.id,
-                                                e.holder))
+                refused.append("%s by %s" % (self.label(box, tuner),
+                                             e.holder))
                 continue
-            log.info("leased %s tuner %d at priority %d", tuner.box.url,
-                     tuner.id, priority)
-            return tuner, lease, ch
+            log.info("leased %s at priority %d", self.label(box, tuner),
+                     priority)
+            return box, tuner, lease, ch
         raise TuneError("every tuner that can receive %s is leased (%s)" %
-                        (pool[0][1]["name"], ", ".join(refused)))
+                        (pool[0][2]["name"], ", ".join(refused)))
 
     def _tune_on(self, tuner, lease, ch):
         answer = tuner.tune(channel=ch["name"],
                             wait_lock=self.cfg.tune_wait_ms / 1000.0,
                             lease=lease)
         self.channel = ch
-        log.info("tuned %s tuner %d to %s (lock %s)", tuner.box.url,
-                 tuner.id, ch["name"], answer.get("locked"))
+        log.info("tuned tuner %d to %s (lock %s)", tuner.id, ch["name"],
+                 answer.get("locked"))
 
     def _lost(self, *args):
         """The lease's callback (from its renewal thread)."""
-        lease, tuner = self.lease, self.tuner
+        lease, box, tuner = self.lease, self.box, self.tuner
         if lease is None or tuner is None or not lease.lost:
             return  # a tune under way reports it itself
         with self._lock:
             self.state = "lost"
-            self.reason = "lease on %s tuner %d lost: %s" % (
-                tuner.box.url, tuner.id, lease.lost_reason)
+            self.reason = "lease on %s lost: %s" % (
+                self.label(box, tuner), lease.lost_reason)
         self.on_lost(self.reason)
 
     def status(self):
@@ -207,7 +213,7 @@ class Tuning:
         if self.lease is not None:
             lease, self.lease = self.lease, None
             lease.release()
-        self.tuner = self.channel = None
+        self.box = self.tuner = self.channel = self.priority = None
         with self._lock:
             if self.state != "tuning":
                 self.state = "idle"

@@ -37,7 +37,8 @@ def dbm_percent(value):
 class Recorder:
     def __init__(self, cfg, holder, reply_file, ts_fd):
         self.cfg = cfg
-        self.boxes = [Box(b["url"], token=b["token"]) for b in cfg.boxes]
+        self.boxes = [(b["name"], Box(b["url"], token=b["token"]))
+                      for b in cfg.boxes]
         self.tuning = Tuning(cfg, self.boxes, holder, self._lease_lost)
         self.reply_file, self.ts_fd = reply_file, ts_fd
         self.reply_lock = threading.Lock()
@@ -189,7 +190,7 @@ class Recorder:
 
     def load_channels(self, req):
         merged, seen = [], set()
-        for box in self.boxes:
+        for _, box in self.boxes:
             for ch in box.channels():
                 if channum(ch) not in seen:
                     seen.add(channum(ch))
