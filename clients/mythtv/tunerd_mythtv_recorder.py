@@ -14,6 +14,7 @@ import argparse
 import logging
 import logging.handlers
 import os
+import signal
 import sys
 import threading
 
@@ -186,7 +187,10 @@ class Recorder:
     def send_bytes(self, req):
         if not self.streamer:
             return "WARN", "Not streaming"
-        return "OK", str(self.streamer.send_bytes())
+        try:
+            return "OK", str(self.streamer.send_bytes())
+        except OSError as e:  # the backend closed our stdout
+            return "ERR", "stdout: %s" % e.strerror
 
     def load_channels(self, req):
         merged, seen = [], set()
@@ -310,14 +314,18 @@ def main(argv=None):
     replies, ts_fd = claim_stdio()
     rec = Recorder(cfg, holder, replies, ts_fd)
     log.info("started as %s, %d boxes", holder, len(cfg.boxes))
+    # SIGTERM (the backend's kill when CloseRecorder fails) still
+    # releases the lease rather than leaving it to expire
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
     code = 0
     try:
         serve(rec, sys.stdin.buffer)
     except Exception:  # stderr is the backend's: the log says why
         log.exception("recorder failed")
         code = 1
-    rec.close_recorder(None)
-    log.info("exit %d", code)
+    finally:
+        rec.close_recorder(None)
+        log.info("exit %d", code)
     return code
 
 

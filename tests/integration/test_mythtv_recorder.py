@@ -283,6 +283,17 @@ class MythRecorder(ApiBoxTest):
         self.assertEqual(self.leases()[tuner]["holder"],
                          "recording-elsewhere")
 
+    def test_sigterm_releases_the_lease(self):
+        """The backend kills a recorder that did not close: the lease
+        goes at once, not at its expiry."""
+        be = self.start()
+        be.handshake()
+        self.assertEqual(be.tune("1")[0], (True, "OK:Tuned"))
+        self.assertEqual(len([x for x in self.leases().values() if x]), 1)
+        be.proc.terminate()
+        self.assertEqual(be.proc.wait(15), 0)
+        self.assertEqual([x for x in self.leases().values() if x], [])
+
     def channel_listing(self, api_max, **kw):
         be = self.start(api_max=api_max, **kw)
         be.handshake()
