@@ -15,7 +15,8 @@ import subprocess
 import threading
 import unittest
 
-from harness import BIN, ApiBoxTest, wait_for
+from harness import (BIN, ApiBoxTest, Box, Daemon, free_port, http_request,
+                     wait_for)
 from mythtv_backend import PACKET, Backend
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -102,14 +103,16 @@ class MythRecorder(ApiBoxTest):
     def setUp(self):
         super().setUp()
         self.channels = env_channels(self.env_text)
-        body = [{k: v for k, v in c.items() if not k.startswith("_")}
-                for c in self.channels]
-        r = self.api("PUT", "/api/v1/channels", {"channels": body},
-                     token=TOKEN)
+        r = self.api("PUT", "/api/v1/channels",
+                     {"channels": self.channel_body()}, token=TOKEN)
         self.assertEqual(r.status, 200, r)
 
+    def channel_body(self):
+        return [{k: v for k, v in c.items() if not k.startswith("_")}
+                for c in self.channels]
+
     def start(self, api_max=3, flow="xon", ttl=15, ini=False,
-              program=(PYTHON, RECORDER)):
+              program=(PYTHON, RECORDER), more_boxes=()):
         """The recorder under a backend that speaks up to api_max, its
         configuration file in JSON or INI."""
         url = "http://127.0.0.1:%d" % self.port
@@ -122,7 +125,10 @@ class MythRecorder(ApiBoxTest):
         else:
             path = os.path.join(self.dir, "recorder.json")
             text = json.dumps({
-                "boxes": [{"url": url, "token": TOKEN}], "holder": HOLDER,
+                "boxes": [{"url": url, "token": TOKEN}] + [
+                    {"url": "http://127.0.0.1:%d" % port, "token": TOKEN,
+                     "name": "second"} for port in more_boxes],
+                "holder": HOLDER,
                 "lease_ttl_s": ttl, "flow_control": flow,
                 "priority": {"recording": 500, "livetv": 100}})
         with open(path, "w") as f:
@@ -136,9 +142,55 @@ class MythRecorder(ApiBoxTest):
         self.addCleanup(be.kill)
         return be
 
-    def leases(self):
-        r = self.api("GET", "/api/v1/tuners", token=TOKEN)
+    def leases(self, port=None):
+        r = http_request(port or self.port, "GET", "/api/v1/tuners",
+                         headers={"Authorization": "Bearer " + TOKEN})
         return {t["id"]: t["lease"] for t in r.json["tuners"]}
+
+    def second_box(self):
+        """Another simulated box with its daemon and the same channel
+        list: the port of its API."""
+        box = Box(os.path.join(self.dir, "second"), tuners="mt2060",
+                  extra=self.box_extra, env_text=self.env_text)
+        self.addCleanup(box.stop)
+        port = free_port()
+        path = os.path.join(box.dir, "tunerd.json")
+        with open(path, "w") as f:
+            json.dump(self.config, f)
+        daemon = Daemon(box, extra=["--listen", "127.0.0.1:%d" % port,
+                                    "--config", path], name="second")
+        self.daemons.append(daemon)  # stopped and its log checked
+        wait_for(box.all_bound, what="the second box's tuner bound")
+        headers = {"Authorization": "Bearer " + TOKEN}
+
+        def up():
+            try:
+                return http_request(port, "PUT", "/api/v1/channels",
+                                    {"channels": self.channel_body()},
+                                    headers=headers).status == 200
+            except OSError:
+                return False
+        wait_for(up, what="the second box's channel list")
+        return port
+
+    def test_two_boxes_are_one_pool(self):
+        """Both tuners of the first box are held above a recording's
+        priority: the recording goes to the second box."""
+        for tuner in (1, 2):
+            r = self.api("POST", "/api/v1/tuners/%d/lease" % tuner,
+                         {"holder": "someone", "priority": 1000},
+                         token=TOKEN)
+            self.assertEqual(r.status, 201, r)
+        port = self.second_box()
+        be = self.start(more_boxes=(port,))
+        be.handshake()
+        self.assertEqual(be.tune("BBC ONE Lon", recordid=7)[0],
+                         (True, "OK:Tuned"))
+        self.assertIn("second:1", be.command("Description?")[1])
+        self.assertEqual(self.leases(port)[1]["holder"],
+                         HOLDER + "-input1")
+        self.assertEqual(be.close()[2], 0)
+        self.assertEqual(self.leases(port), {1: None})
 
     def assertProtocolOnly(self, be):
         """stderr held replies and status lines only."""
