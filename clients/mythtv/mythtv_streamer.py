@@ -39,7 +39,8 @@ class Streamer:
         self.cond = threading.Condition()
         self.xon = False
         self.stopping = False
-        self.written = 0
+        self.written = self.dropped = 0
+        self.stalled = False
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.writer = None
         if not poll_mode:
@@ -73,17 +74,23 @@ class Streamer:
             self.on_end(reason)
 
     def _append(self, chunk):
-        dropped = 0
+        report = False
         with self.cond:
             self.buffer += chunk
             over = len(self.buffer) - MAX_BUFFER
             if over > 0:
                 dropped = (over + PACKET - 1) // PACKET * PACKET
                 del self.buffer[:dropped]
+                self.dropped += dropped
+                # one line per stall, not one per chunk
+                report, self.stalled = not self.stalled, True
+            elif len(self.buffer) < MAX_BUFFER // 2:
+                self.stalled = False
             self.cond.notify_all()
-        if dropped:
-            self.on_damage("the backend did not read: %d bytes dropped"
-                           % dropped)
+        if report:
+            self.on_damage("the backend stopped reading: the stream's "
+                           "oldest packets are dropped (%d bytes so far)"
+                           % self.dropped)
 
     def _take(self, limit):
         """Whole packets from the buffer, at most limit bytes (the

@@ -36,6 +36,12 @@ def dbm_percent(value):
 
 
 class Recorder:
+    """One backend's recorder: the protocol state (API version, block
+    size, channel cursor), the tuner (mythtv_tuning.Tuning) and the
+    stream (mythtv_streamer.Streamer).  Commands come from the main
+    thread; the lease and the stream report from their own threads, so
+    lines on stderr go out under a lock."""
+
     def __init__(self, cfg, holder, reply_file, ts_fd):
         self.cfg = cfg
         self.boxes = [(b["name"], Box(b["url"], token=b["token"]))
@@ -66,6 +72,7 @@ class Recorder:
         self.out_of_band("ERR", reason)
 
     def _stream_ended(self, reason):
+        self._stop_stream()
         self.out_of_band("ERR", reason)
 
     def _damaged(self, reason):

@@ -112,7 +112,7 @@ class MythRecorder(ApiBoxTest):
                 for c in self.channels]
 
     def start(self, api_max=3, flow="xon", ttl=15, ini=False,
-              program=(PYTHON, RECORDER), more_boxes=()):
+              program=(PYTHON, RECORDER), more_boxes=(), whole=False):
         """The recorder under a backend that speaks up to api_max, its
         configuration file in JSON or INI."""
         url = "http://127.0.0.1:%d" % self.port
@@ -128,7 +128,7 @@ class MythRecorder(ApiBoxTest):
                 "boxes": [{"url": url, "token": TOKEN}] + [
                     {"url": "http://127.0.0.1:%d" % port, "token": TOKEN,
                      "name": "second"} for port in more_boxes],
-                "holder": HOLDER,
+                "holder": HOLDER, "whole_multiplex": whole,
                 "lease_ttl_s": ttl, "flow_control": flow,
                 "priority": {"recording": 500, "livetv": 100}})
         with open(path, "w") as f:
@@ -334,6 +334,28 @@ class MythRecorder(ApiBoxTest):
         self.assertCleanTs(self.ts, bbc2)
         self.assertEqual(self.leases()[tuner]["holder"],
                          "recording-elsewhere")
+
+    def test_a_stalled_backend_is_told_of_damage(self):
+        """The whole multiplex (24 Mbit/s) with no XON: the recorder keeps
+        reading the box (which would drop a slow reader), its buffer
+        overflows, one STATUS:DAMAGE line says so; XON then delivers
+        whole packets."""
+        be = self.start(whole=True)
+        be.handshake()
+        self.assertEqual(be.tune("1", recordid=3)[0], (True, "OK:Tuned"))
+        self.assertEqual(be.command("StartStreaming", timeout=15)[0], True)
+        status = be.next_status(timeout=60)
+        self.assertTrue(status.startswith("STATUS:DAMAGE:"), status)
+        self.assertEqual(be.capture.bytes, 0)
+        self.assertEqual(be.command("XON"), (True, "OK:"))
+        be.capture.wait(lambda: be.capture.bytes >= 1000 * PACKET, 30,
+                        "data after XON")
+        self.assertEqual(be.command("StopStreaming")[0], True)
+        self.assertEqual(be.close()[2], 0)
+        self.assertEqual(os.path.getsize(self.ts) % PACKET, 0)
+        r = self.api("GET", "/api/v1/tuners", token=TOKEN)
+        self.assertEqual(sum(t["stream"]["dropped_readers"]
+                             for t in r.json["tuners"]), 0)
 
     def test_sigterm_releases_the_lease(self):
         """The backend kills a recorder that did not close: the lease
