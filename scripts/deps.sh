@@ -20,6 +20,9 @@ build_pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev li
 # a throw-away certificate.
 test_pkgs=(python3 curl python3-websocket python3-yaml python3-jsonschema
 	chromium ffmpeg dvb-tools nginx openssl)
+# hdhomerun-config: the real HDHomeRun client drives the box's HDHomeRun
+# face; iproute2: those tests put the clients in a network namespace.
+test_pkgs+=(hdhomerun-config iproute2)
 # python3: the kernel test compares the parity traces (tests/traces).
 kernel_pkgs=(qemu-system-x86 busybox-static cpio kmod python3)
 # The libFuzzer targets (tests/fuzz, scripts/fuzz.sh): clang-14 with its

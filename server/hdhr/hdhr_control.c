@@ -180,6 +180,9 @@ static int serve_frame(struct hdhr_conn *c)
 		return -1;
 	snprintf(c->name, sizeof(c->name), "%s", req.name);
 	c->waiting = 1;
+	/* Quiet until the answer is out: a client that sends ahead is not
+	 * read (nor spun on) meanwhile. */
+	loop_set_fd_mask(c->h->d->loop, c->fd, 0);
 	hdhr_vars_getset(c->h, c, &req);
 	/* The request's bytes are used: the next frame starts afresh (a
 	 * client sends none before its answer). */

@@ -286,6 +286,8 @@ int hdhr_start(struct daemon *d, struct hdhr **out)
 	if (!h)
 		return -ENOMEM;
 	h->d = d;
+	/* The running configuration's place: a reload (api_reload) puts the
+	 * new file there, so allow, discovery, TTLs and role follow it. */
 	h->cfg = cfg;
 	h->udp_fd = h->tcp_fd = -1;
 	snprintf(h->model, sizeof(h->model), "%s", "hdhomerun4_dvbt");

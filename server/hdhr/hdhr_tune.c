@@ -117,8 +117,10 @@ void hdhr_tuner_channel_set(struct hdhr_tuner *t, struct hdhr_conn *c,
 	json_decref(req.lease_id);
 	if (ret) {
 		hdhr_conn_answer(c, NULL,
-				 ret == -EBUSY ? "ERROR: resource locked"
-					       : "ERROR: invalid channel");
+				 ret == -EBUSY    ? "ERROR: resource locked"
+				 : ret == -EACCES ? "ERROR: permission denied"
+				 : ret == -ENOENT ? "ERROR: no such channel"
+						  : "ERROR: invalid channel");
 		json_decref(now.body);
 	}
 }

@@ -206,13 +206,17 @@ static int lock_take(struct hdhr_tuner *t, uint32_t key,
 {
 	char holder[48], ip[INET_ADDRSTRLEN];
 	struct lease l, other;
+	unsigned int ttl;
 	int ret;
 
 	inet_ntop(AF_INET, &peer->sin_addr, ip, sizeof(ip));
 	snprintf(holder, sizeof(holder), "hdhomerun:%s", ip);
+	/* The section allows a day; a lease lives at most LEASE_TTL_MAX. */
+	ttl = (unsigned int)t->h->cfg->hdhomerun.lockkey_ttl_s;
+	if (ttl > LEASE_TTL_MAX)
+		ttl = LEASE_TTL_MAX;
 	ret = lease_acquire(leases_of(t), t->id, holder, LEASE_PRIO_DEFAULT,
-			    (unsigned int)t->h->cfg->hdhomerun.lockkey_ttl_s,
-			    &l, &other, NULL);
+			    ttl, &l, &other, NULL);
 	if (ret == -EBUSY) {
 		snprintf(err, len, "ERROR: resource locked by %s",
 			 other.holder);

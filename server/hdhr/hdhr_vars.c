@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api_config.h"
 #include "daemon.h"
 #include "hdhr_priv.h"
 
@@ -185,6 +186,11 @@ void hdhr_vars_getset(struct hdhr *h, struct hdhr_conn *c,
 	hdhr_tuner_touch(t, peer);
 	if (!req->value) {
 		tuner_get(t, c, var);
+		return;
+	}
+	/* A viewer face reads only: no lock, tune or stream. */
+	if (h->cfg->hdhomerun.role < ROLE_OPERATOR) {
+		hdhr_conn_answer(c, NULL, "ERROR: permission denied");
 		return;
 	}
 	if (!strcmp(var, "lockkey")) {

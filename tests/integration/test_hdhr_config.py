@@ -8,14 +8,64 @@ import os
 import re
 import shutil
 import signal
+import socket
+import struct
 import subprocess
 import unittest
+import zlib
 
 from harness import wait_for
 from hdhr_netns import HdhrTest
 
 # About 4 s of the 24 Mbit/s multiplex: SDT and every PMT come by.
 RECORD_BYTES = 12 * 1024 * 1024
+
+
+GETSET_REQ, GETSET_RPY = 4, 5
+TAG_NAME, TAG_VALUE, TAG_ERROR = 3, 4, 5
+CONNS_MAX = 32  # hdhr_priv.h: HDHR_CONNS_MAX
+
+
+def frame(ptype, payload, crc=None):
+    """An HDHomeRun packet: type, length, payload, CRC32 little-endian."""
+    body = struct.pack(">HH", ptype, len(payload)) + payload
+    return body + struct.pack("<I", zlib.crc32(body) if crc is None
+                              else crc)
+
+
+def tlv(tag, value):
+    n = len(value)
+    head = bytes([n]) if n < 128 else bytes([(n & 0x7F) | 0x80, n >> 7])
+    return bytes([tag]) + head + value
+
+
+def get_request(name):
+    return frame(GETSET_REQ, tlv(TAG_NAME, name.encode() + b"\0"))
+
+
+def read_reply(sock):
+    """{tag: value} of one GETSET_RPY, CRC checked."""
+    data = b""
+    while len(data) < 4 or len(data) < 8 + struct.unpack(">H",
+                                                         data[2:4])[0]:
+        chunk = sock.recv(4096)
+        if not chunk:
+            raise AssertionError("closed after %r" % data)
+        data += chunk
+    ptype, n = struct.unpack(">HH", data[:4])
+    assert ptype == GETSET_RPY, data
+    assert struct.unpack("<I", data[4 + n:8 + n])[0] == \
+        zlib.crc32(data[:4 + n]), "bad CRC"
+    tags, pos = {}, 4
+    while pos < 4 + n:
+        tag, ln = data[pos], data[pos + 1]
+        pos += 2
+        if ln & 0x80:
+            ln = (ln & 0x7F) | (data[pos] << 7)
+            pos += 1
+        tags[tag] = data[pos:pos + ln].rstrip(b"\0").decode()
+        pos += ln
+    return tags
 
 
 def probe_programs(path):
@@ -66,6 +116,67 @@ class HdhrConfig(HdhrTest):
         self.assertLessEqual(abs(ss - 67), 3, status)
         self.assertLessEqual(abs(snq - 95), 5, status)
         self.assertEqual(seq, 100, status)
+
+    def control(self):
+        s = socket.create_connection(("127.0.0.1", 65001), timeout=10)
+        self.addCleanup(s.close)
+        return s
+
+    def assertClosed(self, sock, data):
+        sock.sendall(data)
+        try:
+            self.assertEqual(sock.recv(4096), b"", "answered %r" % data)
+        except ConnectionResetError:
+            pass
+
+    def test_hostile_packets(self):
+        s = self.control()
+        s.sendall(get_request("/sys/model"))
+        self.assertEqual(read_reply(s), {TAG_NAME: "/sys/model",
+                                         TAG_VALUE: "hdhomerun4_dvbt"})
+        good = get_request("/sys/model")
+        bad = [
+            frame(GETSET_REQ, tlv(TAG_NAME, b"/sys/model\0"), crc=1),
+            struct.pack(">HH", GETSET_REQ, 1500) + b"x" * 1510,
+            frame(GETSET_REQ, tlv(TAG_NAME, b"/sys/model")),  # no NUL
+            frame(GETSET_REQ, tlv(TAG_NAME, b"/sys/model\0") +
+                  bytes([TAG_VALUE, 0x85])),  # length cut at the end
+            frame(GETSET_REQ, bytes([TAG_NAME, 40]) + b"short\0"),
+            frame(GETSET_REQ, tlv(TAG_VALUE, b"x\0")),  # no name
+            frame(2, tlv(1, b"\0\0\0\1")),  # a discover on TCP
+        ]
+        for data in bad:
+            with self.subTest(data=data[:24]):
+                self.assertClosed(self.control(), data)
+        # each gets its answer on a fresh connection afterwards
+        s = self.control()
+        s.sendall(good)
+        self.assertEqual(read_reply(s)[TAG_VALUE], "hdhomerun4_dvbt")
+        s.sendall(frame(GETSET_REQ, tlv(TAG_NAME, b"/tuner0/channel\0") +
+                        tlv(TAG_VALUE, b"x" * 1000 + b"\0")))
+        self.assertIn("ERROR", read_reply(s)[TAG_ERROR])
+
+    def test_connection_cap(self):
+        conns = [self.control() for _ in range(CONNS_MAX)]
+        for s in conns:
+            s.sendall(get_request("/sys/version"))
+            self.assertTrue(read_reply(s)[TAG_VALUE])
+        self.assertClosed(self.control(), get_request("/sys/version"))
+        conns[0].close()
+        # the closed one's slot is free once the daemon saw the close:
+        # retry until it did (each try is a fresh connection)
+        wait_for(lambda: self._answers(), timeout=10,
+                 what="a slot after a close")
+
+    def _answers(self):
+        s = socket.create_connection(("127.0.0.1", 65001), timeout=10)
+        try:
+            s.sendall(get_request("/sys/version"))
+            return bool(read_reply(s).get(TAG_VALUE))
+        except (AssertionError, ConnectionResetError):
+            return False
+        finally:
+            s.close()
 
     def test_errors(self):
         r = self.config_cmd("get", "/tuner0/nosuch", check=False)
