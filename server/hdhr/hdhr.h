@@ -33,6 +33,13 @@ void hdhr_stop(struct hdhr *h);
  * tuner by id): 0, or -ENOENT.
  */
 int hdhr_tuner_id(struct daemon *d, unsigned int index, uint32_t *id);
+/*
+ * A free tuner for "any tuner" requests (/auto/v..): ready, no lease
+ * (REST or lockkey) and no stream reader open.  0 with *id, or -EBUSY
+ * when every tuner is in use ("All tuners in use"), -ENOENT when the box
+ * has none.
+ */
+int hdhr_free_tuner(struct daemon *d, uint32_t *id);
 /* How many tuners the box answers for (TUNER_COUNT). */
 unsigned int hdhr_tuner_count(struct daemon *d);
 /*

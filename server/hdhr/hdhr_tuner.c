@@ -50,6 +50,29 @@ int hdhr_tuner_id(struct daemon *d, unsigned int index, uint32_t *id)
 	return 0;
 }
 
+int hdhr_free_tuner(struct daemon *d, uint32_t *id)
+{
+	const struct net_api *net = net_api_of(d);
+	struct tuner_snapshot s;
+	struct stream_stats st;
+	struct lease l;
+	int any = 0;
+
+	if (!net || !net->leases || !net->streams)
+		return -ENOENT;
+	for (struct tuner *t = tuner_first(d); t; t = tuner_next(t)) {
+		tuner_snapshot(t, &s);
+		any = 1;
+		if (s.state != TUNER_READY ||
+		    lease_get(net->leases, s.id, &l) ||
+		    stream_hub_stats(net->streams, s.id, &st))
+			continue;
+		*id = s.id;
+		return 0;
+	}
+	return any ? -EBUSY : -ENOENT;
+}
+
 static void tuner_state_init(struct hdhr *h, unsigned int i)
 {
 	struct hdhr_tuner *t = &h->tuners[i];

@@ -43,6 +43,14 @@ def get_request(name):
     return frame(GETSET_REQ, tlv(TAG_NAME, name.encode() + b"\0"))
 
 
+def set_request(name, value, lockkey=None):
+    payload = tlv(TAG_NAME, name.encode() + b"\0") + \
+        tlv(TAG_VALUE, value.encode() + b"\0")
+    if lockkey is not None:
+        payload += tlv(0x15, struct.pack(">I", lockkey))
+    return frame(GETSET_REQ, payload)
+
+
 def read_reply(sock):
     """{tag: value} of one GETSET_RPY, CRC checked."""
     data = b""
@@ -177,6 +185,66 @@ class HdhrConfig(HdhrTest):
             return False
         finally:
             s.close()
+
+    def getset(self, sock, name, value=None, lockkey=None):
+        sock.sendall(get_request(name) if value is None
+                     else set_request(name, value, lockkey))
+        return read_reply(sock)
+
+    def receive(self, sock, count):
+        got = []
+        while len(got) < count:
+            got.append(sock.recv(2048))
+        return got
+
+    def test_rtp_and_program_filter(self):
+        s = self.control()
+        rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.addCleanup(rx.close)
+        rx.bind(("127.0.0.1", 0))
+        rx.settimeout(20)
+        port = rx.getsockname()[1]
+        self.assertEqual(self.getset(s, "/tuner0/channel",
+                                     "t8bw8:490000000")[TAG_VALUE],
+                         "t8bw8:490000000")
+        self.assertEqual(self.getset(s, "/tuner0/program", "4164")
+                         [TAG_VALUE], "4164")
+        target = "rtp://127.0.0.1:%d" % port
+        self.assertEqual(self.getset(s, "/tuner0/target", target)
+                         [TAG_VALUE], target)
+        pids, seqs = set(), []
+        for d in self.receive(rx, 50):
+            self.assertEqual(len(d), 12 + 1316)
+            self.assertEqual((d[0], d[1]), (0x80, 33))
+            seqs.append(struct.unpack(">H", d[2:4])[0])
+            for i in range(12, len(d), 188):
+                self.assertEqual(d[i], 0x47)
+                pids.add(((d[i + 1] & 0x1F) << 8) | d[i + 2])
+        self.assertEqual(seqs, [(seqs[0] + i) & 0xFFFF
+                                for i in range(len(seqs))])
+        # BBC ONE's program: PAT, its PMT (256), video and audio
+        self.assertLessEqual(pids, {0, 256, 1024, 1025})
+        self.assertIn(1024, pids)
+        # a PID filter as bare UDP
+        self.assertEqual(self.getset(s, "/tuner0/target", "none")
+                         [TAG_VALUE], "none")
+        self.getset(s, "/tuner0/filter", "0x0000 0x0100-0x0101 0x0400")
+        self.getset(s, "/tuner0/target", "udp://127.0.0.1:%d" % port)
+        # datagrams of the old target may still be queued: read on until
+        # the new one's come (no RTP header)
+        while True:
+            d = rx.recv(2048)
+            if len(d) == 1316:
+                break
+        pids = set()
+        for d in [d] + self.receive(rx, 20):
+            self.assertEqual(len(d), 1316)
+            pids |= {((d[i + 1] & 0x1F) << 8) | d[i + 2]
+                     for i in range(0, 1316, 188)}
+        self.assertLessEqual(pids, {0, 256, 257, 1024})
+        self.assertIn(1024, pids)
+        self.assertIn("sent=", self.getset(s, "/tuner0/debug")[TAG_VALUE])
+        self.getset(s, "/tuner0/target", "none")
 
     def test_errors(self):
         r = self.config_cmd("get", "/tuner0/nosuch", check=False)
