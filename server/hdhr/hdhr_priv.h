@@ -33,6 +33,8 @@ struct scan_tables;
  * (libhdhomerun's wait_for_lock), and a scan's empty channels then cost
  * a tune, not a lock wait. */
 #define HDHR_TUNE_WAIT_MS 0
+/* How long streaminfo's tables are read after a tune. */
+#define HDHR_TABLES_MS 15000
 
 struct hdhr_target {
 	int fd;  /* a UDP socket connected to the target */
@@ -72,6 +74,9 @@ struct hdhr_tuner {
 	/* streaminfo: the tables of the multiplex tuned */
 	struct stream_reader *tables;
 	struct scan_tables *st;
+	uint64_t tables_since_ms; /* the reader is closed after
+				   * HDHR_TABLES_MS: a mux without NIT
+				   * would keep it open */
 };
 
 struct hdhr {
@@ -141,6 +146,8 @@ void hdhr_tuner_channel_set(struct hdhr_tuner *t, struct hdhr_conn *c,
 /* Read the tuner's status now and answer c with the status line. */
 void hdhr_tuner_status_get(struct hdhr_tuner *t, struct hdhr_conn *c);
 void hdhr_tuner_status(struct hdhr_tuner *t, char *buf, size_t len);
+/* Stop reading the tables (streaminfo keeps what was read). */
+void hdhr_tuner_tables_close(struct hdhr_tuner *t);
 void hdhr_tuner_streaminfo(struct hdhr_tuner *t, char *buf, size_t len);
 void hdhr_tuner_debug(struct hdhr_tuner *t, char *buf, size_t len);
 int hdhr_tuner_filter_set(struct hdhr_tuner *t, const char *value,

@@ -14,6 +14,7 @@
 #include "daemon.h"
 #include "hdhr_priv.h"
 #include "log.h"
+#include "loop.h"
 #include "net_api.h"
 #include "scan_tables.h"
 #include "tuner.h"
@@ -51,6 +52,7 @@ static void tables_open(struct hdhr_tuner *t)
 	t->st = scan_tables_new();
 	if (!t->st)
 		return;
+	t->tables_since_ms = loop_now_ms();
 	t->tables =
 	    stream_reader_open(net_api_of(t->h->d)->streams, t->id, &spec,
 			       "hdhomerun:streaminfo", on_tables, t, &err);
@@ -97,6 +99,7 @@ void hdhr_tuner_channel_set(struct hdhr_tuner *t, struct hdhr_conn *c,
 	if (!strcmp(value, "none")) {
 		snprintf(t->channel, sizeof(t->channel), "none");
 		hdhr_target_stop(t, "channel none");
+		hdhr_tuner_tables_close(t);
 		hdhr_conn_answer(c, "none", NULL);
 		return;
 	}

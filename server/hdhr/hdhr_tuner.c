@@ -101,7 +101,7 @@ void hdhr_tuners_init(struct hdhr *h)
 	hdhr_tuners_refresh(h);
 }
 
-static void tables_close(struct hdhr_tuner *t)
+void hdhr_tuner_tables_close(struct hdhr_tuner *t)
 {
 	if (t->tables)
 		stream_reader_close(t->tables, STREAM_END_CLIENT);
@@ -114,7 +114,7 @@ void hdhr_tuners_fini(struct hdhr *h)
 		struct hdhr_tuner *t = &h->tuners[i];
 
 		hdhr_target_stop(t, "daemon stopping");
-		tables_close(t);
+		hdhr_tuner_tables_close(t);
 		scan_tables_free(t->st);
 		t->st = NULL;
 	}
@@ -125,6 +125,7 @@ static void lock_clear(struct hdhr_tuner *t)
 	t->lockkey = 0;
 	t->lease_id[0] = '\0';
 	hdhr_target_stop(t, "lock ended");
+	hdhr_tuner_tables_close(t);
 }
 
 /* 1 while t's lockkey still has its lease (not expired, not
@@ -158,6 +159,8 @@ void hdhr_tuners_tick(struct hdhr *h)
 
 		lock_alive(t);
 		hdhr_target_tick(t, now);
+		if (t->tables && now - t->tables_since_ms >= HDHR_TABLES_MS)
+			hdhr_tuner_tables_close(t);
 		/* A running stream keeps its lock. */
 		if (t->target && t->lockkey)
 			lock_renew(t);

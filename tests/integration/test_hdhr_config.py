@@ -103,6 +103,57 @@ class HdhrConfig(HdhrTest):
         self.assertIn("hdhomerun device %s found at %s"
                       % (self.device_id(), self.ns.host_ip), out)
 
+    def test_discover_by_id(self):
+        out = self.ns.run("hdhomerun_config", self.device_id(), "get",
+                          "/sys/model").stdout
+        self.assertEqual(out.strip(), "hdhomerun4_dvbt")
+
+    def test_lockkeys(self):
+        a, b = self.control(), self.control()
+        self.assertEqual(self.getset(a, "/tuner1/lockkey")[TAG_VALUE],
+                         "none")
+        self.assertEqual(self.getset(a, "/tuner1/lockkey", "1234")
+                         [TAG_VALUE], "1234")
+        self.assertEqual(self.getset(b, "/tuner1/lockkey")[TAG_VALUE],
+                         "127.0.0.1")
+        lease = self.api("GET", "/api/v1/tuners/2").json["lease"]
+        self.assertEqual(lease["holder"], "hdhomerun:127.0.0.1")
+        # without the key, or with another: refused
+        for key in (None, 99):
+            r = self.getset(b, "/tuner1/channel", "auto:490000000", key)
+            self.assertEqual(r[TAG_ERROR],
+                             "ERROR: resource locked by 127.0.0.1")
+            r = self.getset(b, "/tuner1/lockkey", "77", key)
+            self.assertIn("resource locked", r[TAG_ERROR])
+        # with it: the set works, and the key may change
+        self.assertEqual(self.getset(a, "/tuner1/channel", "auto:490000000",
+                                     1234)[TAG_VALUE], "auto:490000000")
+        self.assertEqual(self.getset(a, "/tuner1/lockkey", "555", 1234)
+                         [TAG_VALUE], "555")
+        self.assertIn("ERROR", self.getset(a, "/tuner1/lockkey", "none",
+                                           1234).get(TAG_ERROR, ""))
+        # a REST client is refused while the lock is held
+        r = self.api("POST", "/api/v1/tuners/2/lease", {"holder": "rest"})
+        self.assertEqual(r.status, 409, r)
+        # force breaks it (no key needed)
+        self.assertEqual(self.getset(b, "/tuner1/lockkey", "force")
+                         [TAG_VALUE], "force")
+        self.assertEqual(self.getset(b, "/tuner1/lockkey")[TAG_VALUE],
+                         "none")
+        # a REST lease now: HDHomeRun clients are refused with its holder
+        r = self.api("POST", "/api/v1/tuners/2/lease",
+                     {"holder": "recorder", "priority": 500})
+        self.assertEqual(r.status, 201, r)
+        self.assertEqual(self.getset(a, "/tuner1/lockkey")[TAG_VALUE],
+                         "recorder")
+        r = self.getset(a, "/tuner1/lockkey", "1")
+        self.assertEqual(r[TAG_ERROR], "ERROR: resource locked by recorder")
+        r = self.getset(a, "/tuner1/channel", "auto:490000000")
+        self.assertEqual(r[TAG_ERROR], "ERROR: resource locked by recorder")
+        # force does not break a lease of a higher priority
+        self.assertIn("ERROR", self.getset(a, "/tuner1/lockkey", "force")
+                      .get(TAG_ERROR, ""))
+
     def test_sys_and_status(self):
         self.assertEqual(self.config_cmd("get", "/sys/model").stdout.strip(),
                          "hdhomerun4_dvbt")
