@@ -280,8 +280,13 @@ int hdhr_start(struct daemon *d, struct hdhr **out)
 	int err;
 
 	*out = NULL;
-	if (!cfg || !cfg->hdhomerun.enabled || !net_api_of(d)->commands)
+	if (!cfg || !cfg->hdhomerun.enabled)
 		return 0;
+	if (!net_api_of(d)->commands) {
+		/* Its tunes, leases and streams are the network API's. */
+		log_warn("hdhomerun: enabled, but off without --listen");
+		return 0;
+	}
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return -ENOMEM;
