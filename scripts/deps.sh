@@ -34,6 +34,9 @@ test_pkgs+=(mosquitto mosquitto-clients python3-paho-mqtt openssl)
 # Python package (clients/python) and its pytest suite, which also installs
 # it into a venv with pip.
 test_pkgs+=(python3-requests python3-pytest python3-venv python3-pip)
+# hdhomerun-config: the real HDHomeRun client drives the box's HDHomeRun
+# face; iproute2: those tests put the clients in a network namespace.
+test_pkgs+=(hdhomerun-config iproute2)
 # python3: the kernel test compares the parity traces (tests/traces).
 kernel_pkgs=(qemu-system-x86 busybox-static cpio kmod python3)
 # The libFuzzer targets (tests/fuzz, scripts/fuzz.sh): clang-14 with its
