@@ -12,12 +12,18 @@ set -euo pipefail
 build_pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev
 	libwebsockets-dev libwebsockets-evlib-uv libuv1-dev libcurl4-openssl-dev
 	libdvbv5-dev libudev-dev libdvbpsi-dev)
+# libsystemd-dev: sd_notify (Type=notify: READY, STATUS, the watchdog).
+build_pkgs+=(libsystemd-dev)
 # python3-yaml, python3-jsonschema: the OpenAPI test validates the answers
 # against protocol/openapi.yaml.  ffmpeg: ffprobe checks the simulated
 # box's streams, and ffmpeg makes its test cards.  dvb-tools:
 # dvb-format-convert reads the daemon's dvbv5 channel export back.
 test_pkgs=(python3 curl python3-websocket python3-yaml python3-jsonschema
 	chromium ffmpeg dvb-tools)
+# The package test: dpkg-dev (dpkg-shlibdeps for CPack's Depends),
+# lintian, fakeroot (dpkg --root without root), systemd (systemd-analyze
+# verify of the unit, offline).
+test_pkgs+=(dpkg-dev lintian fakeroot systemd)
 # python3: the kernel test compares the parity traces (tests/traces).
 kernel_pkgs=(qemu-system-x86 busybox-static cpio kmod python3)
 # The libFuzzer targets (tests/fuzz, scripts/fuzz.sh): clang-14 with its
