@@ -17,7 +17,8 @@ import time
 import unittest
 
 from events_util import ws_connect
-from harness import BIN, PLUGINS, Box, free_port, http_request, wait_for
+from harness import (BIN, PLUGINS, ApiBoxTest, Box, free_port, http_request,
+                     wait_for)
 
 TOKEN = "journal-secret-0123456789"
 BAD_TOKEN = "not-a-token-9876543210"
@@ -97,7 +98,15 @@ class SystemdTest(unittest.TestCase):
             self.proc.wait()
         if self.box:
             self.box.stop()
+        reports = []
+        for name in os.listdir(self.dir):
+            if name.endswith(".log") and name != "box.log":
+                with open(os.path.join(self.dir, name)) as f:
+                    text = f.read()
+                reports += [name for m in ApiBoxTest.SANITIZER_MARKS
+                            if m in text]
         shutil.rmtree(self.dir, ignore_errors=True)
+        self.assertEqual(reports, [], "sanitizer reports in the daemon log")
 
     def write_config(self, doc):
         text = doc if isinstance(doc, str) else json.dumps(doc)
