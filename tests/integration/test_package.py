@@ -37,6 +37,15 @@ def run(args, **kw):
     return p
 
 
+def debian_build_flags():
+    """What Debian builds its packages with (dpkg-buildflags), with every
+    hardening feature: fortify, stack protector, relro and bindnow."""
+    env = dict(os.environ, DEB_BUILD_MAINT_OPTIONS="hardening=+all")
+    return {name: run(["dpkg-buildflags", "--get", name], cwd=SOURCE,
+                      env=env).stdout.strip()
+            for name in ("CPPFLAGS", "CFLAGS", "LDFLAGS")}
+
+
 def as_root(args):
     """dpkg wants root; fakeroot stands in for it elsewhere."""
     return args if os.geteuid() == 0 else ["fakeroot"] + args
@@ -46,14 +55,18 @@ class Package(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        for tool in ("dpkg-deb", "dpkg-shlibdeps", "lintian",
+        for tool in ("dpkg-deb", "dpkg-shlibdeps", "dpkg-buildflags", "lintian",
                      "systemd-analyze", "cpack"):
             if not shutil.which(tool):
                 raise unittest.SkipTest(tool + " missing (scripts/deps.sh "
                                         "test)")
+        flags = debian_build_flags()
         run(["cmake", "-S", SOURCE, "-B", PKG_BUILD,
              "-DCMAKE_INSTALL_PREFIX=/usr", "-DTUNERD_TESTS=OFF",
-             "-DTUNERD_WERROR=ON", "-DCMAKE_BUILD_TYPE=RelWithDebInfo"])
+             "-DTUNERD_WERROR=ON", "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
+             "-DCMAKE_C_FLAGS=" + flags["CPPFLAGS"] + " " + flags["CFLAGS"],
+             "-DCMAKE_EXE_LINKER_FLAGS=" + flags["LDFLAGS"],
+             "-DCMAKE_MODULE_LINKER_FLAGS=" + flags["LDFLAGS"]])
         run(["cmake", "--build", PKG_BUILD, "-j2"])
         for old in os.listdir(PKG_BUILD):
             if old.endswith(".deb"):
