@@ -6,11 +6,11 @@ clients run inside the namespace (`ip netns exec`).  Needs root; each
 namespace is named after the test process, and removed at the end."""
 import json
 import os
-import shutil
-import subprocess
 import unittest
 
+import netns
 from harness import ApiBoxTest
+from netns import can_netns
 
 HDHR_PORT = 65001
 # Two multiplexes with their services (from kmod/sim/env's London file):
@@ -27,55 +27,11 @@ DVBT    514000000  8000000  -54.0  27.0  "PSB2 D3&4 (C26)"
 """
 
 
-def _ip(*args, check=True):
-    return subprocess.run(["ip"] + list(args), capture_output=True,
-                          text=True, check=check)
-
-
-def can_netns():
-    return os.geteuid() == 0 and shutil.which("ip") is not None
-
-
-class Netns:
-    """netns `name` with veth <name>n (10.87.S.2/24) inside and <name>h
-    (10.87.S.1/24) outside, S from the process id."""
+class Netns(netns.Netns):
+    """The clients' namespace, joined to the test's by a veth pair."""
 
     def __init__(self):
-        pid = os.getpid()
-        self.name = "thd%d" % pid
-        subnet = pid % 250 + 1
-        self.host_if, self.ns_if = self.name + "h", self.name + "n"
-        self.host_ip = "10.87.%d.1" % subnet
-        self.client_ip = "10.87.%d.2" % subnet
-        self.close()
-        _ip("netns", "add", self.name)
-        try:
-            _ip("link", "add", self.host_if, "type", "veth", "peer",
-                "name", self.ns_if)
-            _ip("link", "set", self.ns_if, "netns", self.name)
-            _ip("addr", "add", self.host_ip + "/24", "dev", self.host_if)
-            _ip("link", "set", self.host_if, "up")
-            self.run_ip("addr", "add", self.client_ip + "/24", "dev",
-                        self.ns_if)
-            self.run_ip("link", "set", self.ns_if, "up")
-            self.run_ip("link", "set", "lo", "up")
-        except subprocess.CalledProcessError as e:
-            self.close()
-            raise AssertionError("netns setup: %s" % e.stderr)
-
-    def run_ip(self, *args):
-        return _ip("netns", "exec", self.name, "ip", *args)
-
-    def cmd(self, *args):
-        return ["ip", "netns", "exec", self.name] + list(args)
-
-    def run(self, *args, timeout=60, check=True):
-        return subprocess.run(self.cmd(*args), capture_output=True,
-                              text=True, timeout=timeout, check=check)
-
-    def close(self):
-        _ip("link", "del", self.host_if, check=False)
-        _ip("netns", "del", self.name, check=False)
+        super().__init__("thd", host_link=True)
 
 
 @unittest.skipUnless(can_netns(), "needs root and iproute2 (ip netns)")
