@@ -52,6 +52,7 @@ struct tstub_tuner *tstub_tuner_create(struct i2c_adapter *i2c,
 	INIT_LIST_HEAD(&c->queue);
 	mutex_init(&c->announce_lock);
 	init_rwsem(&c->bridge_sem);
+	tstub_hold_init(c);
 	c->id = id;
 	c->cfg = *cfg;
 	strscpy(c->bridge, cfg->bridge_name ? cfg->bridge_name : "",
@@ -220,6 +221,8 @@ void tstub_tuner_destroy(struct tstub_tuner *c)
 	c->detached = true;
 	mutex_unlock(&tstub.lock);
 	up_write(&c->bridge_sem);
+	/* No request uses the bridge now; a bracket left open lets go. */
+	tstub_hold_drop(c);
 
 	mutex_lock(&c->announce_lock);
 	announced = c->announced;
@@ -302,6 +305,8 @@ void tstub_unbind(struct tstub_chan *chan, enum tstub_chan_kind kind)
 
 	lockdep_assert_held(&tstub.lock);
 	if (c) {
+		/* A worker gone inside its bracket frees the bridge's lock. */
+		tstub_hold_abandon(c);
 		c->chan = NULL;
 		chan->client = NULL;
 		tstub_tuner_put(c);
