@@ -49,8 +49,8 @@ REQUIRED_CHECKS=(module-load frontend-present no-daemon-enotconn
 	lock-from-chip qt1010-tune xc3028-tune deadline-timeout
 	signal-eintr daemon-kill-abort daemon-restart reattach-sync analog-subdev
 	netapi-kernel-tune netapi-api-tune dvr-direct netapi-stream
-	kernel-tuner-variant
-	parity-traces rmmod-clean dmesg-clean)
+	frontend-rules-api kernel-tuner-variant
+	parity-traces rmmod-clean frontend-rules dmesg-clean)
 
 usage() {
 	sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
