@@ -30,6 +30,7 @@
 #include "tuner_stub_kernel.h"
 
 #define TSTUB_MAX_CLIENTS 64
+#define TSTUB_REANNOUNCE_TRIES 5	/* per client and daemon */
 
 enum tstub_chan_kind {
 	TSTUB_CHAN_UNBOUND,
@@ -90,6 +91,11 @@ struct tstub_tuner {
 
 	struct mutex announce_lock;	/* LOAD_PLUGIN + ATTACH, announced */
 	u64 announced;			/* session LOAD + ATTACH succeeded in */
+	u32 announced_adapter;		/* the dvb_adapter that ATTACH named */
+	/* Another announce later (tstub_tuner.c), under announce_lock. */
+	struct delayed_work reannounce_work;
+	u64 reannounce_session;
+	unsigned int reannounce_tries;
 	/* under tstub.lock: the daemon refused this tuner in that session */
 	u64 failed_session;
 	int announce_err;
@@ -199,6 +205,7 @@ void tstub_tuner_destroy(struct tstub_tuner *c);
 int tstub_tuner_announce(struct tstub_tuner *c);
 void tstub_tuner_put(struct tstub_tuner *c);
 void tstub_resend_work(struct work_struct *work);
+void tstub_reannounce_work(struct work_struct *work);
 int tstub_bind(struct tstub_chan *chan, const struct tstub_hdr *h);
 void tstub_unbind(struct tstub_chan *chan, enum tstub_chan_kind kind);
 void tstub_tuner_cache_params(struct tstub_tuner *c,
