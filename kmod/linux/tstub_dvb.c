@@ -28,6 +28,8 @@ static int tstub_dvb_call(struct dvb_frontend *fe, u16 opcode,
 	struct tstub_tuner *c = tstub_fe_client(fe);
 	int ret;
 
+	if (!c)
+		return -ENODEV;	/* released */
 	tstub_kcmd_begin(c);
 	ret = tstub_call(c, 0, opcode, body, body_len, reply, reply_len);
 	tstub_kcmd_end(c);
