@@ -508,6 +508,19 @@ int event_streams_start(struct daemon *d, long status_interval_ms)
 	return 0;
 }
 
+int event_streams_want(const struct daemon *d, const char *type, long tuner)
+{
+	const struct event_hub *h = d->event_hub;
+
+	if (!h || h->stopping)
+		return 0;
+	for (const struct event_sub *s = h->subs; s; s = s->next)
+		if (!event_sub_is_closed(s) &&
+		    event_filter_match(&s->filter, type, tuner))
+			return 1;
+	return 0;
+}
+
 void event_streams_stop(struct daemon *d)
 {
 	struct event_hub *h = d->event_hub;

@@ -120,6 +120,9 @@ size_t event_sub_queued(const struct event_sub *s);
  */
 int event_streams_start(struct daemon *d, long status_interval_ms);
 void event_streams_stop(struct daemon *d);
+/* 1 when an open stream's filter passes an event of this type and tuner:
+ * someone would receive it (the status sampler reads only then). */
+int event_streams_want(const struct daemon *d, const char *type, long tuner);
 
 /* A stream's own message: json (reference taken) serialised compactly;
  * NULL when out of memory. */

@@ -3,12 +3,20 @@
  * The tuner.status sampler.  Each tuner has a slot that is the argument
  * of its status reads, so a read in flight is recognised (and skipped)
  * and can be forgotten at stop with tuner_forget().
+ *
+ * A tuner is read only while an open stream would receive its
+ * tuner.status (event_streams_want()): a status read is I2C on the
+ * tuner's bus and the demodulator's lock in the bridge, which nobody
+ * should pay for while nobody listens.  The timer itself keeps ticking
+ * (no I2C, a list walk), so a new subscriber's first sample comes within
+ * one interval.  A GET of the status reads on demand regardless.
  */
 #include "status_sampler.h"
 
 #include <stdlib.h>
 
 #include "daemon.h"
+#include "event_stream.h"
 #include "eventbus.h"
 #include "json_api.h"
 #include "loop.h"
@@ -76,7 +84,9 @@ static long sample_all(struct loop *l, uint64_t id, void *arg)
 		struct sampler_slot *slot;
 
 		tuner_snapshot(t, &snap);
-		if (snap.state != TUNER_READY)
+		if (snap.state != TUNER_READY ||
+		    !event_streams_want(s->d, "tuner.status",
+					(long)tuner_id(t)))
 			continue;
 		slot = slot_of(s, tuner_id(t));
 		if (!slot || slot->pending)

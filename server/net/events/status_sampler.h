@@ -3,8 +3,9 @@
  * status_sampler.h - tuner.status events: every interval, a status read
  * through each ready tuner's worker (tuner_submit, never blocking the
  * loop), published as {"type":"tuner.status","tuner":N,"locked":bool,
- * "status":Status}.  A tuner whose previous read is still pending is
- * skipped.  Loop thread.
+ * "status":Status}.  Only tuners some open event stream wants
+ * tuner.status of are read (no subscriber: no I2C); a tuner whose
+ * previous read is still pending is skipped.  Loop thread.
  */
 #ifndef TUNERD_STATUS_SAMPLER_H
 #define TUNERD_STATUS_SAMPLER_H
