@@ -4,10 +4,12 @@
  * of its status reads, so a read in flight is recognised (and skipped)
  * and can be forgotten at stop with tuner_forget().
  *
- * A tuner is read only while an open stream would receive its
- * tuner.status (event_streams_want()): a status read is I2C on the
- * tuner's bus and the demodulator's lock in the bridge, which nobody
- * should pay for while nobody listens.  The timer itself keeps ticking
+ * A tuner is read only while someone uses what the reads give
+ * (sampler_wanted()): an open stream that would receive its tuner.status
+ * or tuner.lock (lock changes are seen by status reads), or the MQTT
+ * bridge, whose retained states carry lock, signal and CNR.  A status
+ * read is I2C on the tuner's bus and the demodulator's lock in the
+ * bridge, which nobody should pay for while nobody listens.  The timer itself keeps ticking
  * (no I2C, a list walk), so a new subscriber's first sample comes within
  * one interval.  A GET of the status reads on demand regardless.
  */
@@ -20,6 +22,7 @@
 #include "eventbus.h"
 #include "json_api.h"
 #include "loop.h"
+#include "net_api.h"
 #include "tuner.h"
 
 #define SAMPLER_LABEL "sampler"
@@ -73,6 +76,15 @@ static struct sampler_slot *slot_of(struct status_sampler *s, uint32_t id)
 	return slot;
 }
 
+static int sampler_wanted(const struct daemon *d, long tuner)
+{
+	const struct net_api *net = net_api_of(d);
+
+	return event_streams_want(d, "tuner.status", tuner) ||
+	       event_streams_want(d, "tuner.lock", tuner) ||
+	       (net && net->mqtt);
+}
+
 static long sample_all(struct loop *l, uint64_t id, void *arg)
 {
 	struct status_sampler *s = arg;
@@ -85,8 +97,7 @@ static long sample_all(struct loop *l, uint64_t id, void *arg)
 
 		tuner_snapshot(t, &snap);
 		if (snap.state != TUNER_READY ||
-		    !event_streams_want(s->d, "tuner.status",
-					(long)tuner_id(t)))
+		    !sampler_wanted(s->d, (long)tuner_id(t)))
 			continue;
 		slot = slot_of(s, tuner_id(t));
 		if (!slot || slot->pending)
