@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * status_deadband.h - tuner.status events with economy: a consumer of the
+ * status sampler that looks at each tuner's reads every interval_ms and
+ * publishes {"type":"tuner.status","tuner":N,"locked":bool,
+ * "status":Status} only when the status moved past a deadband since the
+ * last one it published (lock, fe_status, PLL, validity, frequency,
+ * bandwidth or params change: always; signal by STATUS_DEADBAND_SIGNAL_MDB
+ * or 1 %; CNR by STATUS_DEADBAND_CNR_MDB or 1 %; AFC by
+ * STATUS_DEADBAND_AFC_HZ), or when heartbeat_ms passed without one.  A
+ * steady tuner costs one event per heartbeat instead of one per read.
+ * Loop thread.
+ */
+#ifndef TUNERD_STATUS_DEADBAND_H
+#define TUNERD_STATUS_DEADBAND_H
+
+struct daemon;
+struct status_sampler;
+struct status_deadband;
+
+#define STATUS_DEADBAND_SIGNAL_MDB  1000  /* 1 dB */
+#define STATUS_DEADBAND_CNR_MDB     500   /* 0.5 dB */
+#define STATUS_DEADBAND_REL         655   /* 1 % of 65535 */
+#define STATUS_DEADBAND_AFC_HZ      10000 /* 10 kHz */
+#define STATUS_HEARTBEAT_MS_DEFAULT 30000
+
+/* NULL when out of memory.  interval_ms > 0. */
+struct status_deadband *status_deadband_start(struct daemon *d,
+					      struct status_sampler *s,
+					      unsigned long interval_ms,
+					      unsigned long heartbeat_ms);
+/* Leaves the sampler (which must still be there); NULL is a no-op. */
+void status_deadband_stop(struct status_deadband *db);
+
+#endif /* TUNERD_STATUS_DEADBAND_H */
