@@ -52,9 +52,8 @@ static int moved(long long a, long long b, long long band)
 	return llabs(a - b) >= band;
 }
 
-/* Has st moved past the deadband since last? */
-static int past_deadband(const struct tstub_status *st,
-			 const struct tstub_status *last)
+int status_deadband_moved(const struct tstub_status *st,
+			  const struct tstub_status *last)
 {
 	unsigned int v = st->valid;
 
@@ -93,7 +92,7 @@ static void on_sample(uint32_t tuner, int64_t time_ms,
 	t->looked_ms = time_ms;
 	if (t->published && changed_at_ms == t->last_changed_at &&
 	    time_ms - t->published_ms < (int64_t)db->heartbeat_ms &&
-	    !past_deadband(st, &t->last))
+	    !status_deadband_moved(st, &t->last))
 		return;
 	t->published = 1;
 	t->last = *st;

@@ -14,6 +14,8 @@
 #ifndef TUNERD_STATUS_DEADBAND_H
 #define TUNERD_STATUS_DEADBAND_H
 
+#include "tuner_stub.h"
+
 struct daemon;
 struct status_sampler;
 struct status_deadband;
@@ -23,6 +25,11 @@ struct status_deadband;
 #define STATUS_DEADBAND_REL         655   /* 1 % of 65535 */
 #define STATUS_DEADBAND_AFC_HZ      10000 /* 10 kHz */
 #define STATUS_HEARTBEAT_MS_DEFAULT 30000
+
+/* Has st moved past the deadband since last (the status of the last
+ * event)?  1 or 0. */
+int status_deadband_moved(const struct tstub_status *st,
+			  const struct tstub_status *last);
 
 /* NULL when out of memory.  interval_ms > 0. */
 struct status_deadband *status_deadband_start(struct daemon *d,
