@@ -259,7 +259,10 @@ class WsCatchUp(ApiBoxTest):
 
 
 class WsStatusSampling(ApiBoxTest):
-    daemon_extra = ("--status-interval-ms", "100")
+    # a heartbeat as short as the interval: every read is published (the
+    # deadband's economy is tested in test_history.py)
+    daemon_extra = ("--status-interval-ms", "100",
+                    "--status-heartbeat-ms", "100")
 
     def test_status_events_for_every_ready_tuner(self):
         ws = ws_connect(self.port, "types=tuner.status")

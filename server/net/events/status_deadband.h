@@ -6,10 +6,15 @@
  * "status":Status} only when the status moved past a deadband since the
  * last one it published (lock, fe_status, PLL, validity, frequency,
  * bandwidth or params change: always; signal by STATUS_DEADBAND_SIGNAL_MDB
- * or 1 %; CNR by STATUS_DEADBAND_CNR_MDB or 1 %; AFC by
+ * or 2 %; CNR by STATUS_DEADBAND_CNR_MDB or 2 %; AFC by
  * STATUS_DEADBAND_AFC_HZ), or when heartbeat_ms passed without one.  A
  * steady tuner costs one event per heartbeat instead of one per read.
- * Loop thread.
+ *
+ * The bands are wider than a demodulator's jitter between two reads
+ * (about +-0.5 dB on signal and CNR, as the simulated box draws it: two
+ * reads differ by less than 1 dB, or 1.6 % of the relative scale), so a
+ * steady tuner stays quiet, and narrower than any change an operator
+ * acts on.  Loop thread.
  */
 #ifndef TUNERD_STATUS_DEADBAND_H
 #define TUNERD_STATUS_DEADBAND_H
@@ -21,8 +26,8 @@ struct status_sampler;
 struct status_deadband;
 
 #define STATUS_DEADBAND_SIGNAL_MDB  1000  /* 1 dB */
-#define STATUS_DEADBAND_CNR_MDB     500   /* 0.5 dB */
-#define STATUS_DEADBAND_REL         655   /* 1 % of 65535 */
+#define STATUS_DEADBAND_CNR_MDB     1000  /* 1 dB */
+#define STATUS_DEADBAND_REL         1311  /* 2 % of 65535 */
 #define STATUS_DEADBAND_AFC_HZ      10000 /* 10 kHz */
 #define STATUS_HEARTBEAT_MS_DEFAULT 30000
 

@@ -33,13 +33,13 @@ static void test_deadband(void)
 
 	CHECK(!status_deadband_moved(&st, &last));
 	st.strength_mdbm = -50999; /* under 1 dB */
-	st.cnr_mdb = 30499;        /* under 0.5 dB */
+	st.cnr_mdb = 30999;        /* under 1 dB */
 	st.afc_hz = 9999;
 	CHECK(!status_deadband_moved(&st, &last));
 	st.strength_mdbm = -51000;
 	CHECK(status_deadband_moved(&st, &last));
 	st = steady();
-	st.cnr_mdb = 29500;
+	st.cnr_mdb = 29000;
 	CHECK(status_deadband_moved(&st, &last));
 	st = steady();
 	st.afc_hz = -10000;
