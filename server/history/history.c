@@ -50,8 +50,20 @@ struct hist_job {
 	uint64_t ns;
 };
 
+struct hist_query_job {
+	uv_work_t work;
+	struct history *h;
+	struct history_query q;
+	json_t *answer;
+	int err;
+	history_answer_fn done;
+	void *arg;
+};
+
 struct history {
 	struct loop *loop;
+	char path[4096];
+	unsigned int queries; /* in flight */
 	struct eventbus *events;
 	struct history_store *store;
 	long sub;
@@ -313,13 +325,13 @@ struct history *history_open(struct loop *loop, struct eventbus *events,
 			     const char *dir)
 {
 	struct history *h = calloc(1, sizeof(*h));
-	char path[4096];
+	const char *path = h ? h->path : NULL;
 
 	if (!h)
 		return NULL;
 	h->loop = loop;
 	h->events = events;
-	snprintf(path, sizeof(path), "%s/%s", dir, HISTORY_DB_NAME);
+	snprintf(h->path, sizeof(h->path), "%s/%s", dir, HISTORY_DB_NAME);
 	if (history_store_open(path, eventbus_now_ms(), &h->store) ||
 	    (h->sub = eventbus_subscribe(events, on_event, h)) < 0 ||
 	    !(h->timer =
@@ -334,10 +346,38 @@ struct history *history_open(struct loop *loop, struct eventbus *events,
 	return h;
 }
 
-int history_query(struct history *h, const struct history_query *q,
-		  json_t **out)
+static void query_work(uv_work_t *w)
 {
-	return history_store_query(h->store, q, out);
+	struct hist_query_job *j = w->data;
+
+	j->err = history_store_query_file(j->h->path, &j->q, &j->answer);
+}
+
+static void query_done(uv_work_t *w, int status)
+{
+	struct hist_query_job *j = w->data;
+
+	(void)status;
+	j->h->queries--;
+	j->done(j->err, j->answer, j->arg);
+	free(j);
+}
+
+int history_query_start(struct history *h, const struct history_query *q,
+			history_answer_fn done, void *arg)
+{
+	struct hist_query_job *j;
+
+	if (h->queries >= HISTORY_QUERIES_MAX)
+		return -EBUSY;
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return -ENOMEM;
+	*j = (struct hist_query_job){.h = h, .q = *q, .done = done, .arg = arg};
+	j->work.data = j;
+	h->queries++;
+	uv_queue_work(loop_uv(h->loop), &j->work, query_work, query_done);
+	return 0;
 }
 
 void history_write_stats(const struct history *h, uint64_t *writes,
@@ -357,11 +397,11 @@ void history_close(struct history *h, unsigned int max_ms)
 		return;
 	loop_del_timer(h->loop, h->timer);
 	eventbus_unsubscribe(h->events, h->sub);
-	while (h->in_flight && (now = loop_now_ms()) < deadline)
+	while ((h->in_flight || h->queries) && (now = loop_now_ms()) < deadline)
 		loop_run_once(h->loop, (int)(deadline - now));
-	if (h->in_flight) {
+	if (h->in_flight || h->queries) {
 		/* Its thread still uses the store: leave both behind. */
-		log_err("history: the write in flight did not end in %u ms",
+		log_err("history: the work in flight did not end in %u ms",
 			max_ms);
 		return;
 	}

@@ -4,9 +4,11 @@
  * into seconds on the loop, lock and tune events turned into marks, and
  * every second the finished seconds and marks written to the store
  * (history_store.h) on libuv's threadpool, one write in flight; what
- * comes in meanwhile waits for the next one.  So the loop never waits for
- * SQLite's writes; a query reads on the loop (its cost is measured in
- * bench/ and bounded by HISTORY_MAX_POINTS).
+ * comes in meanwhile waits for the next one.  Queries run on the
+ * threadpool too, each on a read connection of its own (WAL: beside the
+ * write), at most HISTORY_QUERIES_MAX at once.  So the loop never waits
+ * for SQLite: an hour of seconds is tens of milliseconds of SQL on a
+ * busy machine (bench/bench_history).
  *
  * Who samples: the status sampler's consumer in the network layer calls
  * history_sample() for every status read it gets (at least once a second:
@@ -40,11 +42,19 @@ struct history *history_open(struct loop *loop, struct eventbus *events,
 void history_sample(struct history *h, uint32_t tuner, int64_t time_ms,
 		    const struct tstub_status *st,
 		    const struct history_stream *stream);
-/* The answer of GET .../history (history_store_query()). */
-int history_query(struct history *h, const struct history_query *q,
-		  json_t **out);
-/* Write what is waiting (waiting at most max_ms for the write in
- * flight), close the store, free. */
+#define HISTORY_QUERIES_MAX 16
+
+/* The answer of a query: err 0 with answer (the callee's reference), or
+ * history_store_query()'s -errno.  On the loop. */
+typedef void (*history_answer_fn)(int err, json_t *answer, void *arg);
+/* Start the query of GET .../history (history_store_query()); done comes
+ * later from the loop, never from inside.  0, or -EBUSY when
+ * HISTORY_QUERIES_MAX run already, -ENOMEM. */
+int history_query_start(struct history *h, const struct history_query *q,
+			history_answer_fn done, void *arg);
+/* Wait for the queries in flight (their done() still comes) and the
+ * write in flight, at most max_ms in all, write what is waiting, close
+ * the store, free. */
 void history_close(struct history *h, unsigned int max_ms);
 /* Tests and bench: write what is finished now (as the timer would). */
 void history_flush_now(struct history *h);

@@ -342,6 +342,19 @@ int history_store_append(struct history_store *s,
 	return err;
 }
 
+int history_store_query_file(const char *path, const struct history_query *q,
+			     json_t **out)
+{
+	struct history_store s = {0};
+	int err = open_db(path, 0, &s.rdb);
+
+	*out = NULL;
+	if (!err)
+		err = history_store_query(&s, q, out);
+	sqlite3_close(s.rdb);
+	return err;
+}
+
 int64_t history_store_bytes(struct history_store *s)
 {
 	sqlite3_stmt *st;

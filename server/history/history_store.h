@@ -115,6 +115,11 @@ int history_store_append(struct history_store *s,
 int history_store_query(struct history_store *s, const struct history_query *q,
 			json_t **out);
 
+/* The same on a connection of its own to path, opened and closed for
+ * the query: safe on any thread, beside the store's own use. */
+int history_store_query_file(const char *path, const struct history_query *q,
+			     json_t **out);
+
 /* Bytes the database uses now (pages in use x page size). */
 int64_t history_store_bytes(struct history_store *s);
 

@@ -160,11 +160,30 @@ static int parse_query(struct rest_req *r, struct history_query *q,
 	return 0;
 }
 
+static void history_answered(int err, json_t *answer, void *arg)
+{
+	struct rest_req *r = arg;
+	struct api_error e = {0};
+
+	if (!err) {
+		rest_finish(r, 200, answer);
+		return;
+	}
+	if (err == -ERANGE)
+		api_error_set(
+		    &e, 400, "bad_request", json_pack("{s:s}", "field", "step"),
+		    "the range needs more than %d points at this step",
+		    HISTORY_MAX_POINTS);
+	else
+		api_error_set(&e, 500, "internal", NULL,
+			      "the history cannot be read");
+	rest_finish_error(r, &e);
+}
+
 enum MHD_Result rest_history_get(struct rest_req *r)
 {
 	struct history_query q = {0};
 	enum MHD_Result ret;
-	json_t *answer = NULL;
 	int err;
 
 	if (!tuner_find(r->net->d, r->tuner))
@@ -178,14 +197,15 @@ enum MHD_Result rest_history_get(struct rest_req *r)
 		return rest_error(r, 503, "unavailable", NULL,
 				  "the daemon keeps no history (no usable "
 				  "state directory)");
-	err = history_query(r->net->history, &q, &answer);
-	if (err == -ERANGE)
-		return rest_error(
-		    r, 400, "bad_request", json_pack("{s:s}", "field", "step"),
-		    "the range needs more than %d points at this step",
-		    HISTORY_MAX_POINTS);
+	/* The SQL runs on the threadpool; the request waits suspended. */
+	err = history_query_start(r->net->history, &q, history_answered, r);
+	if (err == -EBUSY) {
+		rest_add_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+		return rest_error(r, 503, "unavailable", NULL,
+				  "%d history queries run already",
+				  HISTORY_QUERIES_MAX);
+	}
 	if (err)
-		return rest_error(r, 500, "internal", NULL,
-				  "the history cannot be read");
-	return rest_reply(r, 200, answer);
+		return rest_error(r, 500, "internal", NULL, "out of memory");
+	return rest_suspend(r);
 }

@@ -202,6 +202,14 @@ static void test_reopen(void)
 	json_decref(a);
 	CHECK(history_store_bytes(s) > 0);
 	history_store_close(s);
+	/* on a connection of its own, as the daemon's threadpool reads */
+	{
+		struct history_query q = {3, NOW - MIN, NOW, 0, ~0u, NOW};
+
+		CHECK_EQ_INT(history_store_query_file(db_path, &q, &a), 0);
+		CHECK_EQ_INT(json_array_size(json_object_get(a, "marks")), 2);
+		json_decref(a);
+	}
 }
 
 static void test_fields(void)
