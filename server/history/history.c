@@ -248,7 +248,8 @@ static void job_work(uv_work_t *w)
 	struct hist_job *j = w->data;
 	uint64_t t0 = loop_now_ns();
 
-	qsort(j->b.rows, j->b.nrows, sizeof(*j->b.rows), row_order);
+	if (j->b.nrows) /* rows is NULL without any */
+		qsort(j->b.rows, j->b.nrows, sizeof(*j->b.rows), row_order);
 	j->err = history_store_append(j->h->store, j->b.rows, j->b.nrows,
 				      j->b.marks, j->b.nmarks, j->now_ms);
 	j->ns = loop_now_ns() - t0;
@@ -406,8 +407,9 @@ void history_close(struct history *h, unsigned int max_ms)
 		return;
 	}
 	close_seconds(h, 0, 1);
-	qsort(h->pending.rows, h->pending.nrows, sizeof(*h->pending.rows),
-	      row_order);
+	if (h->pending.nrows)
+		qsort(h->pending.rows, h->pending.nrows,
+		      sizeof(*h->pending.rows), row_order);
 	history_store_append(h->store, h->pending.rows, h->pending.nrows,
 			     h->pending.marks, h->pending.nmarks,
 			     eventbus_now_ms());
