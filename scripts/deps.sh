@@ -12,16 +12,33 @@ set -euo pipefail
 # (server/history) in the state directory.
 build_pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev libhdhomerun-dev
 	libwebsockets-dev libwebsockets-evlib-uv libuv1-dev libcurl4-openssl-dev
-	libdvbv5-dev libudev-dev libdvbpsi-dev
+	libdvbv5-dev libudev-dev libdvbpsi-dev libavahi-client-dev
 	libsqlite3-dev)
+# libmosquitto-dev: the MQTT bridge (server/net/mqtt); libssl-dev: its
+# SSL_pending() check of the TLS connection's buffered bytes.
+build_pkgs+=(libmosquitto-dev libssl-dev)
 # python3-yaml, python3-jsonschema: the OpenAPI test validates the answers
 # against protocol/openapi.yaml.  ffmpeg: ffprobe checks the simulated
 # box's streams, and ffmpeg makes its test cards.  dvb-tools:
 # dvb-format-convert reads the daemon's dvbv5 channel export back.
+# avahi-daemon, avahi-utils, dbus, iproute2: the DNS-SD test runs its own
+# avahi-daemon and bus in a private network namespace.
 # nginx, openssl: the TLS proxy test runs the shipped nginx site with
 # a throw-away certificate.
 test_pkgs=(python3 curl python3-websocket python3-yaml python3-jsonschema
-	chromium ffmpeg dvb-tools nginx openssl)
+	chromium ffmpeg dvb-tools nginx openssl
+	avahi-daemon avahi-utils dbus iproute2)
+# mosquitto, python3-paho-mqtt: test_mqtt.py runs the real broker and
+# speaks to it with paho (mosquitto-clients for trying it by hand);
+# openssl makes its throw-away TLS certificates.
+test_pkgs+=(mosquitto mosquitto-clients python3-paho-mqtt openssl)
+# python3-requests, python3-pytest, python3-venv, python3-pip: the tunerd
+# Python package (clients/python) and its pytest suite, which also installs
+# it into a venv with pip.
+test_pkgs+=(python3-requests python3-pytest python3-venv python3-pip)
+# hdhomerun-config: the real HDHomeRun client drives the box's HDHomeRun
+# face; iproute2: those tests put the clients in a network namespace.
+test_pkgs+=(hdhomerun-config iproute2)
 # python3: the kernel test compares the parity traces (tests/traces).
 kernel_pkgs=(qemu-system-x86 busybox-static cpio kmod python3)
 # The libFuzzer targets (tests/fuzz, scripts/fuzz.sh): clang-14 with its

@@ -41,6 +41,12 @@ static int box_add(struct ctl_boxes *b, const char *name, size_t name_len,
 	return 0;
 }
 
+int ctl_boxes_add(struct ctl_boxes *boxes, const char *name, const char *url,
+		  const char *token)
+{
+	return box_add(boxes, name, strlen(name), url, token);
+}
+
 void ctl_boxes_free(struct ctl_boxes *b)
 {
 	size_t i;

@@ -36,6 +36,7 @@ struct ctl_opts {
 	bool json;
 	long timeout_ms;
 	bool timeout_given;
+	bool discover; /* --discover: the boxes DNS-SD finds */
 	const char *token;
 	const char *config;
 
@@ -79,6 +80,16 @@ struct ctl_target {
 int ctl_boxes_load(struct ctl_boxes *boxes, char *const *box_args,
 		   size_t nbox_args, const char *config, const char *token);
 void ctl_boxes_free(struct ctl_boxes *boxes);
+/* Append a box (its URL without a trailing slash); -1 out of memory. */
+int ctl_boxes_add(struct ctl_boxes *boxes, const char *name, const char *url,
+		  const char *token);
+
+/* discover.c: the boxes DNS-SD finds within timeout_ms, each with token
+ * (NULL: none).  An exit code; none found is CTL_EXIT_CONN. */
+#define CTL_DISCOVER_TYPE "_tunerd._tcp"
+#define CTL_DISCOVER_MS   3000
+int ctl_boxes_discover(struct ctl_boxes *out, long timeout_ms,
+		       const char *token);
 int ctl_target_parse(const struct ctl_boxes *boxes, const char *arg,
 		     struct ctl_target *t);
 int ctl_box_label_width(const struct ctl_boxes *boxes);

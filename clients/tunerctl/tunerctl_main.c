@@ -69,6 +69,9 @@ static const char usage_text[] =
     "\n"
     "boxes: --box http://host:port (or NAME=URL, or a NAME from the "
     "config),\n"
+    "  or --discover: the boxes on the LAN (DNS-SD _tunerd._tcp through "
+    "avahi-daemon;\n"
+    "  --timeout bounds the browse, default 3 s),\n"
     "  else $TUNERD_BOX (URLs, comma-separated), else the config file\n"
     "  (--config, default $XDG_CONFIG_HOME/tunerd/boxes.json or\n"
     "  ~/.config/tunerd/boxes.json: {\"boxes\":[{\"name\":..,\"url\":..,"
@@ -100,6 +103,7 @@ enum opt_id {
 	OPT_JSON = 'j',
 	OPT_TOKEN = 't',
 	OPT_TIMEOUT = 'T',
+	OPT_DISCOVER = 'D', /* long only */
 	OPT_BANDWIDTH = 256,
 	OPT_SYMBOL_RATE,
 	OPT_STANDARD,
@@ -133,6 +137,7 @@ static const struct option long_opts[] = {
     {"token", required_argument, NULL, OPT_TOKEN},
     {"json", no_argument, NULL, OPT_JSON},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"discover", no_argument, NULL, OPT_DISCOVER},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
     {"bandwidth", required_argument, NULL, OPT_BANDWIDTH},
@@ -386,6 +391,9 @@ static int one_opt(struct cmdline *c, int id, char *arg)
 	case OPT_JSON:
 		o->json = true;
 		return 0;
+	case OPT_DISCOVER:
+		o->discover = true;
+		return 0;
 	case OPT_TIMEOUT:
 		if (ctl_parse_seconds_ms(arg, &o->timeout_ms))
 			return usage_error("bad --timeout '%s' (seconds > 0)",
@@ -547,8 +555,16 @@ int main(int argc, char **argv)
 	ret = check_command(&c, cmd);
 	if (ret)
 		goto out;
-	ret = ctl_boxes_load(&boxes, c.box_args, c.nbox_args, c.o.config,
-			     c.o.token);
+	if (c.o.discover && c.nbox_args)
+		ret = usage_error("--discover and --box exclude each other");
+	else if (c.o.discover)
+		ret = ctl_boxes_discover(&boxes,
+					 c.o.timeout_given ? c.o.timeout_ms
+							   : CTL_DISCOVER_MS,
+					 c.o.token);
+	else
+		ret = ctl_boxes_load(&boxes, c.box_args, c.nbox_args,
+				     c.o.config, c.o.token);
 	if (ret)
 		goto out;
 	/* a box going away mid-write must be an error, not a silent exit */

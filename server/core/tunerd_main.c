@@ -16,6 +16,7 @@
 
 #include "daemon.h"
 #include "eventbus.h"
+#include "hdhr.h"
 #include "log.h"
 #include "loop.h"
 #include "tuner.h"
@@ -266,6 +267,7 @@ static int open_state(struct daemon *d, const struct options *o)
 static int run(struct options *o, const sigset_t *sigs)
 {
 	struct daemon d;
+	struct hdhr *hdhr = NULL;
 	int sfd, ret = 1, err;
 
 	err = daemon_init(&d, &o->cfg);
@@ -295,11 +297,15 @@ static int run(struct options *o, const sigset_t *sigs)
 	err = daemon_start(&d);
 	if (!err)
 		err = api_start(&d);
+	if (!err)
+		err = hdhr_start(&d, &hdhr);
 	if (err) {
 		log_err("cannot start: %s", strerror(-err));
+		api_stop(&d);
 		goto out_sig;
 	}
 	ret = loop_run(d.loop) ? 1 : 0;
+	hdhr_stop(hdhr); /* its readers and leases first */
 	api_stop(&d);
 out_sig:
 	loop_del_fd(d.loop, sfd);

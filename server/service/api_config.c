@@ -21,6 +21,7 @@ void api_config_init(struct api_config *cfg)
 	cfg->max_stream_connections = -1;
 	hdhr_config_init(&cfg->hdhomerun);
 	cfg->cors.max_age_s = CORS_DEFAULT_MAX_AGE_S;
+	mqtt_config_init(&cfg->mqtt);
 }
 
 void api_config_free(struct api_config *cfg)
@@ -39,6 +40,8 @@ void api_config_free(struct api_config *cfg)
 	hdhr_config_free(&cfg->hdhomerun);
 	cors_config_free(&cfg->cors);
 	addr_list_free(&cfg->trusted_proxies);
+	free(cfg->mdns.name);
+	mqtt_config_free(&cfg->mqtt);
 	api_config_init(cfg);
 }
 
@@ -277,6 +280,8 @@ static const struct config_key {
     {"hdhomerun", api_config_hdhomerun},
     {"cors", api_config_cors},
     {"trusted_proxies", api_config_trusted_proxies},
+    {"mdns", api_config_mdns},
+    {"mqtt", api_config_mqtt},
 };
 
 static int config_from_json(json_t *root, struct api_config *cfg, char *err,

@@ -10,9 +10,17 @@
  *                 "discovery":["eth0"], "http_port":5004,
  *                 "control_port":65001, "discovery_port":65001,
  *                 "lockkey_ttl_s":30, "target_timeout_s":30,
- *                 "role":"operator"},
+ *                 "role":"operator", "scan":{"band":"uhf"}},
  *    "cors":{"origins":["https://console.example"], "max_age_s":600},
- *    "trusted_proxies":["127.0.0.1/32"]}
+ *    "trusted_proxies":["127.0.0.1/32"],
+ *    "mdns":{"enabled":true, "name":"studio-3"},
+ *    "mqtt":{"enabled":true, "host":"broker", "port":8883,
+ *            "client_id":"box1", "username":"u", "password":"p",
+ *            "tls":{"ca_file":"/etc/ssl/ca.pem", "cert_file":"c.pem",
+ *                   "key_file":"k.pem", "insecure":false},
+ *            "keepalive_s":30, "topic_prefix":"tunerd",
+ *            "role":"operator", "state_interval_ms":1000,
+ *            "max_queued":1000, "max_inflight":16}}
  * Every key is optional.  Tokens are kept only here and never logged.
  */
 #ifndef TUNERD_API_CONFIG_H
@@ -55,6 +63,9 @@ struct hdhr_config {
 	int lockkey_ttl_s;    /* a lockkey's lease TTL, renewed by use */
 	int target_timeout_s; /* a stream target's life without renewal */
 	enum role role;
+	/* The lineup scan's body (as POST .../scan takes it); NULL: the
+	 * band "uhf" of region "eu". */
+	struct json_t *scan;
 };
 
 #define CORS_ORIGINS_MAX       64
@@ -65,6 +76,43 @@ struct cors_config {
 	char **origins;
 	size_t norigins;
 	int max_age_s; /* a preflight's Access-Control-Max-Age */
+};
+
+/* DNS-SD advertising (net/mdns); off unless enabled. */
+struct mdns_config {
+	int enabled;
+	char *name; /* NULL: the box's name */
+};
+
+#define MQTT_DEFAULT_PORT        1883
+#define MQTT_DEFAULT_TLS_PORT    8883
+#define MQTT_DEFAULT_KEEPALIVE_S 30
+#define MQTT_DEFAULT_STATE_MS    1000
+#define MQTT_DEFAULT_MAX_QUEUED  1000
+#define MQTT_DEFAULT_INFLIGHT    16
+#define MQTT_STRING_MAX          256 /* host, names, secrets, file paths */
+#define MQTT_PREFIX_MAX          64
+#define MQTT_CLIENT_ID_MAX       58 /* "mqtt:<id>" names a tuner's changes */
+
+/*
+ * The MQTT bridge (net/mqtt): off unless enabled.  The password is kept
+ * only here and never logged.  tls: a CA file (or cert/key) turns TLS on.
+ */
+struct mqtt_config {
+	int enabled;
+	char *host;
+	int port;        /* 0: 1883, or 8883 with TLS */
+	char *client_id; /* NULL: "tunerd-<box>" */
+	char *username, *password;
+	char *ca_file, *cert_file, *key_file;
+	int tls;      /* the "tls" object was given */
+	int insecure; /* no check of the broker's host name */
+	int keepalive_s;
+	char *topic_prefix; /* NULL: "tunerd" */
+	enum role role;
+	int state_interval_ms; /* least time between two states of a tuner */
+	int max_queued;        /* messages handed to libmosquitto, unsent */
+	int max_inflight;      /* commands waiting at once */
 };
 
 struct api_config {
@@ -79,6 +127,8 @@ struct api_config {
 	struct cors_config cors;
 	/* Proxies whose X-Forwarded-For is believed (client_addr.h). */
 	struct addr_list trusted_proxies;
+	struct mdns_config mdns;
+	struct mqtt_config mqtt;
 };
 
 /* The largest connection cap the file or the command line may set. */
@@ -99,6 +149,8 @@ void api_config_free(struct api_config *cfg);
 void hdhr_config_init(struct hdhr_config *h);
 void hdhr_config_free(struct hdhr_config *h);
 void cors_config_free(struct cors_config *c);
+void mqtt_config_init(struct mqtt_config *m);
+void mqtt_config_free(struct mqtt_config *m);
 
 /* The auth decision on a configuration alone (auth_check() uses it). */
 void auth_check_config(const struct api_config *cfg, const char *bearer,

@@ -26,6 +26,7 @@ void hdhr_config_free(struct hdhr_config *h)
 	for (size_t i = 0; i < h->ndiscovery; i++)
 		free(h->discovery[i]);
 	free(h->discovery);
+	json_decref(h->scan);
 	hdhr_config_init(h);
 }
 
@@ -139,6 +140,15 @@ static int hdhr_key(const char *key, json_t *v, struct hdhr_config *h,
 		return seconds_value(key, v, &h->target_timeout_s, err, errlen);
 	if (!strcmp(key, "role"))
 		return role_value(v, h, err, errlen);
+	if (!strcmp(key, "scan")) {
+		if (!json_is_object(v))
+			return api_config_fail(err, errlen,
+					       "hdhomerun.scan must be a scan "
+					       "body object");
+		json_decref(h->scan);
+		h->scan = json_incref(v);
+		return 0;
+	}
 	return api_config_fail(err, errlen, "unknown key \"hdhomerun.%s\"",
 			       key);
 }

@@ -36,8 +36,12 @@ int api_config_strings(const char *key, json_t *v, size_t max,
 
 /* "hdhomerun" (api_config_hdhr.c). */
 config_key_fn api_config_hdhomerun;
+/* "mdns" (api_config_mdns.c). */
+config_key_fn api_config_mdns;
 /* "cors" and "trusted_proxies" (api_config_cors.c). */
 config_key_fn api_config_cors;
 config_key_fn api_config_trusted_proxies;
+/* "mqtt" (api_config_mqtt.c). */
+config_key_fn api_config_mqtt;
 
 #endif /* TUNERD_API_CONFIG_PRIV_H */

@@ -174,7 +174,11 @@ int command_lease_check(struct command_service *cs, uint32_t tuner,
 		return 0;
 	if (!lease_allows(cs->leases, tuner, id, &l))
 		return conflict(res, tuner, &l);
-	if (id && lease_get(cs->leases, tuner, &l))
+	/* The HDHomeRun face names its clients "hdhomerun:<IP>", as it
+	 * names their leases: that label stays. */
+	if (id && lease_get(cs->leases, tuner, &l) &&
+	    strncmp(label, TUNER_LABEL_HDHOMERUN,
+		    strlen(TUNER_LABEL_HDHOMERUN)))
 		snprintf(label, len, "api:%.*s", utf8_prefix(l.holder, len - 5),
 			 l.holder);
 	return 0;

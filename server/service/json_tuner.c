@@ -39,8 +39,8 @@ static json_t *last_change_json(const struct tuner_snapshot *s)
 		return json_null();
 	return json_pack("{s:o, s:s, s:o}", "time",
 			 api_time_json((uint64_t)s->changed_at_ms), "origin",
-			 tuner_origin_name(s->changed_origin), "by",
-			 by ? json_string(by) : json_null());
+			 tuner_event_origin(s->changed_origin, s->changed_by),
+			 "by", by ? json_string(by) : json_null());
 }
 
 static json_t *bridge_json(const struct tstub_attach *a)

@@ -62,6 +62,14 @@ const char *tuner_origin_name(enum tuner_origin o)
 	return "?";
 }
 
+const char *tuner_event_origin(enum tuner_origin o, const char *by)
+{
+	if (o == TUNER_ORIGIN_API && by &&
+	    !strncmp(by, TUNER_LABEL_HDHOMERUN, strlen(TUNER_LABEL_HDHOMERUN)))
+		return "hdhomerun";
+	return tuner_origin_name(o);
+}
+
 struct tuner *tuner_find(struct daemon *d, uint32_t id)
 {
 	for (struct tuner *t = d->tuners; t; t = t->next)

@@ -134,9 +134,13 @@ def state_dir_args(box, extra=()):
 class Daemon:
     """A tunerd process on a box."""
 
-    def __init__(self, box, extra=(), plugin_dirs=(PLUGINS,), name="log"):
-        args = [os.path.join(BIN, "tunerd"), "--stub", "sim:" + box.sock,
-                "--firmware-dir", box.fw_dir]
+    def __init__(self, box, extra=(), plugin_dirs=(PLUGINS,), name="log",
+                 prefix=(), env=None):
+        """prefix: a command the daemon runs under (ip netns exec NS);
+        env: its environment (None: the test's)."""
+        args = list(prefix) + [
+            os.path.join(BIN, "tunerd"), "--stub", "sim:" + box.sock,
+            "--firmware-dir", box.fw_dir]
         for d in plugin_dirs:
             args += ["--plugin-dir", d]
         args += state_dir_args(box, extra)
@@ -144,7 +148,7 @@ class Daemon:
         self.logpath = os.path.join(box.dir, "tunerd-%s.txt" % name)
         self.log = open(self.logpath, "w")
         self.proc = subprocess.Popen(args, stdout=self.log,
-                                     stderr=subprocess.STDOUT)
+                                     stderr=subprocess.STDOUT, env=env)
 
     def logtext(self):
         with open(self.logpath) as f:

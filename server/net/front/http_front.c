@@ -349,16 +349,18 @@ static long accept_resume(struct loop *l, uint64_t id, void *arg)
 	(void)id;
 	f->accept_timer = 0;
 	loop_set_fd_mask(l, f->listen_fd, LOOP_READ);
+	if (f->extra_fd >= 0)
+		loop_set_fd_mask(l, f->extra_fd, LOOP_READ);
 	return LOOP_TIMER_DONE;
 }
 
 /* Out of fds: the pending connection stays in the backlog and the
  * listener would be readable forever, so stop watching it for a while. */
-static void accept_pause(struct http_front *f)
+static void accept_pause(struct http_front *f, int fd)
 {
 	log_warn("http: accept: %s; pausing for %d ms", strerror(errno),
 		 FRONT_ACCEPT_PAUSE_MS);
-	loop_set_fd_mask(f->loop, f->listen_fd, 0);
+	loop_set_fd_mask(f->loop, fd, 0);
 	if (!f->accept_timer)
 		f->accept_timer = loop_add_timer(f->loop, FRONT_ACCEPT_PAUSE_MS,
 						 accept_resume, f);
@@ -379,7 +381,7 @@ static void accept_ready(struct loop *l, int fd, unsigned int events, void *arg)
 		if (c < 0) {
 			if (errno == EMFILE || errno == ENFILE ||
 			    errno == ENOBUFS || errno == ENOMEM)
-				accept_pause(f);
+				accept_pause(f, fd);
 			return;
 		}
 		track(f, c, (struct sockaddr *)&peer, len);
@@ -454,6 +456,7 @@ struct http_front *http_front_start(struct net_api *net, const char *spec)
 	f->loop = net->loop;
 	f->mhd_ep = -1;
 	f->listen_fd = -1;
+	f->extra_fd = -1;
 	f->peek_ep = -1;
 	f->head_ms = net->head_timeout_ms > 0
 			 ? (unsigned int)net->head_timeout_ms
@@ -487,6 +490,34 @@ err:
 	http_front_stop(f);
 	errno = -err;
 	return NULL;
+}
+
+/* The same accept, caps and hand-over as the first listener: a
+ * connection is the front's whichever port it came in on, so the caps
+ * and the stop cover both, and handlers tell the ports apart by the
+ * socket's local port. */
+int http_front_listen_extra(struct http_front *f, const char *spec)
+{
+	int fd = listen_socket(spec, &f->extra_port);
+
+	if (fd < 0 ||
+	    loop_add_fd(f->loop, fd, LOOP_READ, accept_ready, f) < 0) {
+		int err = fd < 0 ? fd : -ENOMEM;
+
+		log_err("http: cannot listen on %s: %s", spec, strerror(-err));
+		if (fd >= 0)
+			close(fd);
+		f->extra_port = 0;
+		return err;
+	}
+	f->extra_fd = fd;
+	log_info("http: listening on %s (port %d) too", spec, f->extra_port);
+	return 0;
+}
+
+int http_front_extra_port(const struct http_front *f)
+{
+	return f && f->extra_fd >= 0 ? f->extra_port : 0;
 }
 
 /* Nothing of the front's waits for the loop any more: every request is
@@ -527,6 +558,11 @@ static void front_quiesce(struct http_front *f)
 		loop_del_fd(f->loop, f->listen_fd);
 		close(f->listen_fd);
 		f->listen_fd = -1;
+	}
+	if (f->extra_fd >= 0) {
+		loop_del_fd(f->loop, f->extra_fd);
+		close(f->extra_fd);
+		f->extra_fd = -1;
 	}
 	loop_del_timer(f->loop, f->accept_timer);
 	f->accept_timer = 0;

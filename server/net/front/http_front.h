@@ -71,6 +71,11 @@ struct http_front *http_front_start(struct net_api *net, const char *spec);
  * every connection.  Called after event_streams_stop(), outside the
  * loop's callbacks; NULL is a no-op. */
 void http_front_stop(struct http_front *f);
+/* A second listener on spec, served exactly as the first (the
+ * HDHomeRun face's port 5004): 0, or -errno (logged). */
+int http_front_listen_extra(struct http_front *f, const char *spec);
+/* The second listener's port, or 0 when there is none. */
+int http_front_extra_port(const struct http_front *f);
 /* The port actually bound (useful with PORT 0). */
 int http_front_port(const struct http_front *f);
 /* The local port of a bound socket, or -1. */

@@ -33,6 +33,8 @@ struct http_front {
 	struct loop *loop;
 	int listen_fd;
 	int port;
+	int extra_fd;   /* http_front_listen_extra(), or -1 */
+	int extra_port; /* its port, or 0 */
 	int peek_ep;
 	struct pending *pending;
 	unsigned int refusing;

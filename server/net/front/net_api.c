@@ -16,9 +16,12 @@
 #include "daemon.h"
 #include "event_stream.h"
 #include "eventbus.h"
+#include "hdhr_http.h"
 #include "http_front.h"
 #include "lease.h"
 #include "log.h"
+#include "mdns.h"
+#include "mqtt_bridge.h"
 #include "rest.h"
 #include "scan_job.h"
 #include "status_deadband.h"
@@ -350,6 +353,15 @@ int api_start(struct daemon *d)
 	err = net->front ? event_streams_start(d, net_api_status_interval_ms(d),
 					       net_api_status_heartbeat_ms(d))
 			 : (errno ? -errno : -ENOMEM);
+	if (!err && net->cfg.mdns.enabled) {
+		net->mdns = mdns_start(d, net->cfg.mdns.name,
+				       http_front_port(net->front));
+		err = net->mdns ? 0 : -ENOMEM;
+	}
+	if (!err)
+		net->mqtt = mqtt_bridge_start(net, &err);
+	if (!err)
+		err = hdhr_http_start(net);
 	if (!err)
 		err = rest_history_start(net);
 	if (!err)
@@ -369,6 +381,12 @@ void api_stop(struct daemon *d)
 	 * event stream) is answered 503 at once: MHD must not stop with a
 	 * suspended connection. */
 	net->stopping = 1;
+	mdns_stop(net->mdns); /* the box leaves the LAN's listings first */
+	net->mdns = NULL;
+	/* The broker hears "offline" first; the bridge's waiting commands
+	 * are dropped before the command service goes. */
+	mqtt_bridge_stop(net->mqtt);
+	net->mqtt = NULL;
 	/* Every stream ends (daemon_stopping) and is resumed to say so
 	 * before MHD stops; first, so that the event streams still carry
 	 * their stream.stop events. */
@@ -386,6 +404,7 @@ void api_stop(struct daemon *d)
 		event_streams_stop(d);
 	http_front_stop(net->front);
 	net->front = NULL;
+	hdhr_http_free(net);
 	stream_hub_free(net->streams);
 	net->streams = NULL;
 	rest_cache_free(net);

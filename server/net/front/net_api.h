@@ -24,6 +24,8 @@ struct stream_hub;
 struct channel_list;
 struct scan_hub;
 struct history;
+struct mqtt_bridge;
+struct hdhr_http;
 
 struct net_api {
 	struct daemon *d;
@@ -36,6 +38,9 @@ struct net_api {
 	struct stream_hub *streams;    /* the tuners' transport streams */
 	struct channel_list *channels; /* the channel list (server/channels) */
 	struct scan_hub *scans;        /* the tuners' scans */
+	struct mdns *mdns;             /* DNS-SD advertising, or NULL */
+	struct mqtt_bridge *mqtt;      /* the MQTT bridge, NULL: off */
+	struct hdhr_http *hdhr_http;   /* the HDHomeRun face's HTTP state */
 	int stream_direct;             /* --stream-delivery direct (else mhd) */
 	char *listen;                  /* --listen, or NULL */
 	char *config_path;             /* --config, or NULL */

@@ -24,6 +24,7 @@
 
 #include "client_addr.h"
 #include "daemon.h"
+#include "hdhr_http.h"
 #include "http_front.h"
 #include "log.h"
 #include "net_api.h"
@@ -78,6 +79,8 @@ void rest_request_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 	command_client_cancel(&r->client);
 	waiting_unlink(r);
 	rest_stream_completed(r);
+	if (r->ext_free)
+		r->ext_free(r->ext);
 	json_decref(r->reply);
 	free(r->body);
 	free(r->target);
@@ -564,6 +567,8 @@ static enum MHD_Result dispatch(struct rest_req *r, const char *url,
 		return rest_error(r, 503, "unavailable", NULL,
 				  "the daemon is shutting down");
 	}
+	if (hdhr_http_route(r, url, method, &ret))
+		return ret;
 	r->route = route_of(url, &r->tuner);
 	ri = route_lookup(r->route);
 	if (!ri) {
@@ -647,6 +652,13 @@ enum MHD_Result rest_access_handler(void *cls, struct MHD_Connection *c,
 	}
 	if (r->stream)
 		return MHD_NO; /* a direct stream ended: close */
+	if (r->finished && r->resumed) {
+		enum MHD_Result (*fn)(struct rest_req *) = r->resumed;
+
+		r->resumed = NULL;
+		r->finished = 0;
+		return fn(r);
+	}
 	if (r->finished)
 		return rest_reply(r, r->code, json_incref(r->reply));
 	if (r->sse)

@@ -80,6 +80,12 @@ struct rest_req {
 	/* A stream written directly (rest_stream_direct.c): the connection
 	 * stays suspended until it ends, then MHD closes it. */
 	struct rest_stream *stream;
+	/* Another face's request (the HDHomeRun face): resumed() replaces
+	 * the kept answer when the suspended request resumes, and ext is
+	 * freed with the request, after its stream. */
+	enum MHD_Result (*resumed)(struct rest_req *r);
+	void *ext;
+	void (*ext_free)(void *ext);
 };
 
 /* libmicrohttpd callbacks (http_front.c registers them; cls is the
@@ -166,6 +172,15 @@ enum MHD_Result rest_channels(struct rest_req *r);
  * need not be JSON. */
 int rest_channels_text_body(struct rest_req *r);
 void rest_stream_completed(struct rest_req *r);
+/* Serve tuner's stream with filter f on r, read by "by" (events), as
+ * GET .../stream does once its checks passed. */
+struct stream_filter_spec;
+enum MHD_Result rest_stream_serve(struct rest_req *r, uint32_t tuner,
+				  const struct stream_filter_spec *f,
+				  const char *by);
+/* End r's stream now (its time is up): a direct stream closes, an MHD
+ * one has its socket shut. */
+void rest_stream_stop(struct rest_req *r);
 /* url (percent-decoded by MHD: any bytes) as printable ASCII for an
  * error's message and details, other bytes as %XX; cut to fit buf. */
 const char *rest_path_text(const char *url, char *buf, size_t len);

@@ -143,7 +143,7 @@ static int parse_filter(struct rest_req *r, struct stream_filter_spec *f,
 	return 0;
 }
 
-static enum MHD_Result open_error(struct rest_req *r, int err)
+static enum MHD_Result open_error(struct rest_req *r, uint32_t tuner, int err)
 {
 	switch (err) {
 	case -EAGAIN:
@@ -155,12 +155,11 @@ static enum MHD_Result open_error(struct rest_req *r, int err)
 	case -ENOENT:
 		return rest_error(
 		    r, 404, "not_found",
-		    json_pack("{s:I}", "tuner", (json_int_t)r->tuner),
-		    "no tuner %u", r->tuner);
+		    json_pack("{s:I}", "tuner", (json_int_t)tuner),
+		    "no tuner %u", tuner);
 	case -ENODEV:
 		return rest_error(r, 503, "unavailable", NULL,
-				  "tuner %u has no stream source now",
-				  r->tuner);
+				  "tuner %u has no stream source now", tuner);
 	case -ESHUTDOWN:
 		return rest_error(r, 503, "unavailable", NULL,
 				  "the daemon is shutting down");
@@ -193,9 +192,9 @@ static enum MHD_Result stream_head(struct rest_req *r)
 	return resp ? queue_ts(r, resp) : MHD_NO;
 }
 
-static enum MHD_Result stream_start(struct rest_req *r,
-				    const struct stream_filter_spec *f,
-				    const char *by)
+enum MHD_Result rest_stream_serve(struct rest_req *r, uint32_t tuner,
+				  const struct stream_filter_spec *f,
+				  const char *by)
 {
 	struct rest_stream *s = calloc(1, sizeof(*s));
 	struct MHD_Response *resp = NULL;
@@ -203,11 +202,11 @@ static enum MHD_Result stream_start(struct rest_req *r,
 	int err = -ENOMEM;
 
 	if (s)
-		s->reader = stream_reader_open(r->net->streams, r->tuner, f, by,
+		s->reader = stream_reader_open(r->net->streams, tuner, f, by,
 					       rest_stream_wake, s, &err);
 	if (!s || !s->reader) {
 		free(s);
-		return open_error(r, err);
+		return open_error(r, tuner, err);
 	}
 	s->net = r->net;
 	s->conn = r->conn;
@@ -236,7 +235,7 @@ enum MHD_Result rest_stream_get(struct rest_req *r)
 	char by[64];
 
 	if (!r->net->streams)
-		return open_error(r, -ESHUTDOWN);
+		return open_error(r, r->tuner, -ESHUTDOWN);
 	command_client_init(&r->client, r->net->commands, r->who.role,
 			    r->who.token_name, 1);
 	if (command_stream_check(&r->client, r->tuner, rest_lease_id(r), by,
@@ -246,5 +245,22 @@ enum MHD_Result rest_stream_get(struct rest_req *r)
 		return ret;
 	if (!strcmp(r->method, "HEAD"))
 		return stream_head(r);
-	return stream_start(r, &f, by);
+	return rest_stream_serve(r, r->tuner, &f, by);
+}
+
+void rest_stream_stop(struct rest_req *r)
+{
+	const union MHD_ConnectionInfo *ci;
+
+	if (r->stream) {
+		rest_stream_direct_stop(r->stream);
+		return;
+	}
+	/* MHD's delivery: its next write fails and it closes at once, as
+	 * for a slow reader. */
+	ci =
+	    MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (ci)
+		shutdown(ci->connect_fd, SHUT_RDWR);
+	http_front_kick_soon(r->net->front);
 }

@@ -31,5 +31,7 @@ struct rest_stream {
 enum MHD_Result rest_stream_direct_start(struct rest_req *r,
 					 struct rest_stream *s);
 void rest_stream_direct_wake(struct rest_stream *s);
+/* End a direct stream now (client_closed), as when its client leaves. */
+void rest_stream_direct_stop(struct rest_stream *s);
 
 #endif /* TUNERD_REST_STREAM_H */

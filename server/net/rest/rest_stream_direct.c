@@ -148,6 +148,11 @@ void rest_stream_direct_wake(struct rest_stream *s)
 	direct_go_on(s);
 }
 
+void rest_stream_direct_stop(struct rest_stream *s)
+{
+	direct_end(s, STREAM_END_CLIENT);
+}
+
 enum MHD_Result rest_stream_direct_start(struct rest_req *r,
 					 struct rest_stream *s)
 {

@@ -5,6 +5,7 @@
  * IPv4, IPv6 and IPv4-mapped peers.
  */
 #include <arpa/inet.h>
+#include <jansson.h>
 #include <netinet/in.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -96,7 +97,8 @@ static void test_hdhomerun_defaults(void)
 			 "{\"hdhomerun\":{\"enabled\":true,\"allow\":["
 			 "\"192.168.1.0/24\",\"::1\"],\"discovery\":[\"lo\"],"
 			 "\"http_port\":5004,\"control_port\":0,"
-			 "\"lockkey_ttl_s\":5,\"role\":\"viewer\"}}",
+			 "\"lockkey_ttl_s\":5,\"role\":\"viewer\","
+			 "\"scan\":{\"band\":\"uhf\"}}}",
 			 &cfg, err, sizeof(err)),
 		     0);
 	CHECK_EQ_INT(cfg.hdhomerun.enabled, 1);
@@ -107,6 +109,7 @@ static void test_hdhomerun_defaults(void)
 	CHECK_EQ_INT(cfg.hdhomerun.control_port, 0);
 	CHECK_EQ_INT(cfg.hdhomerun.lockkey_ttl_s, 5);
 	CHECK_EQ_INT(cfg.hdhomerun.role, ROLE_VIEWER);
+	CHECK(json_is_object(cfg.hdhomerun.scan));
 	api_config_free(&cfg);
 }
 
@@ -125,6 +128,7 @@ static void test_hdhomerun_refused(void)
 	    {"{\"hdhomerun\":{\"role\":\"admin\"}}", "never admin"},
 	    {"{\"hdhomerun\":{\"discovery\":[\"\"]}}", "discovery[0]"},
 	    {"{\"hdhomerun\":{\"enable\":true}}", "hdhomerun.enable"},
+	    {"{\"hdhomerun\":{\"scan\":\"uhf\"}}", "hdhomerun.scan"},
 	};
 	struct api_config cfg;
 	char err[256];

@@ -1,0 +1,144 @@
+# SPDX-License-Identifier: MIT
+"""A private LAN for DNS-SD tests: a network namespace with a dummy,
+multicast-capable interface (a veth pair), its own D-Bus system bus and its own
+avahi-daemon, so the tests never touch the host's network or Avahi.
+Needs root (ip netns, mount) and Debian's dbus and avahi-daemon."""
+import os
+import shutil
+import signal
+import subprocess
+
+from harness import wait_for
+
+BUS_CONF = """<!DOCTYPE busconfig PUBLIC
+ "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path=%s</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <allow own="*"/>
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow receive_sender="*"/>
+  </policy>
+</busconfig>
+"""
+
+AVAHI_CONF = """[server]
+use-ipv4=yes
+use-ipv6=no
+allow-interfaces=%s
+enable-dbus=yes
+ratelimit-interval-usec=0
+[wide-area]
+enable-wide-area=no
+[publish]
+publish-workstation=no
+publish-hinfo=no
+[reflector]
+[rlimits]
+"""
+
+
+def missing_tools():
+    """The programs a private LAN needs that are not installed."""
+    need = ("ip", "unshare", "dbus-daemon", "avahi-daemon", "avahi-browse")
+    return [p for p in need if not shutil.which(p) and
+            not os.path.exists("/usr/sbin/" + p)]
+
+
+class AvahiLan:
+    """Namespace NAME with interface IFACE at ADDR/24, a bus and Avahi."""
+
+    def __init__(self, workdir, tag, addr="10.231.0.1", iface="lan0"):
+        self.dir = os.path.join(workdir, "avahi-" + tag)
+        os.makedirs(self.dir)
+        self.ns = "tunerd-%s-%d" % (tag, os.getpid())
+        self.addr, self.iface = addr, iface
+        self.bus = os.path.join(self.dir, "bus.sock")
+        self.env = dict(os.environ,
+                        DBUS_SYSTEM_BUS_ADDRESS="unix:path=" + self.bus)
+        self.procs = {}
+        self._ip("netns", "add", self.ns)
+        try:
+            # A veth pair, both ends inside: some kernels have no dummy
+            # interfaces, every one that runs containers has veth.
+            for args in (("link", "set", "lo", "up"),
+                         ("link", "add", iface, "type", "veth", "peer",
+                          "name", iface + "p"),
+                         ("link", "set", iface, "multicast", "on"),
+                         ("link", "set", iface + "p", "up"),
+                         ("link", "set", iface, "up"),
+                         ("addr", "add", addr + "/24", "dev", iface)):
+                self._ip("-n", self.ns, *args)
+            self._start_bus()
+            self.start_avahi()
+        except BaseException:
+            self.close()
+            raise
+
+    def _ip(self, *args):
+        subprocess.run(["ip"] + list(args), check=True, capture_output=True,
+                       timeout=30)
+
+    @property
+    def prefix(self):
+        """The command prefix that runs a program on this LAN."""
+        return ["ip", "netns", "exec", self.ns]
+
+    def _start_bus(self):
+        conf = os.path.join(self.dir, "bus.conf")
+        with open(conf, "w") as f:
+            f.write(BUS_CONF % self.bus)
+        self.procs["dbus"] = subprocess.Popen(
+            self.prefix + ["dbus-daemon", "--config-file", conf, "--nofork"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_for(lambda: os.path.exists(self.bus), what="the D-Bus socket")
+
+    def start_avahi(self):
+        """(Re)start avahi-daemon; its pid file and socket go to a tmpfs of
+        its own mount namespace, so it never meets the host's."""
+        conf = os.path.join(self.dir, "avahi.conf")
+        with open(conf, "w") as f:
+            f.write(AVAHI_CONF % self.iface)
+        self.avahi_log = open(os.path.join(self.dir, "avahi.log"), "a")
+        script = ("mkdir -p /run/avahi-daemon && "
+                  "mount -t tmpfs tmpfs /run/avahi-daemon && "
+                  "exec avahi-daemon --no-drop-root --no-chroot "
+                  "--no-rlimits -f " + conf)
+        self.procs["avahi"] = subprocess.Popen(
+            self.prefix + ["unshare", "-m", "sh", "-c", script],
+            env=self.env, stdout=self.avahi_log, stderr=subprocess.STDOUT)
+        wait_for(self._avahi_running, timeout=20, what="avahi-daemon")
+
+    def _avahi_running(self):
+        if self.procs["avahi"].poll() is not None:
+            raise AssertionError("avahi-daemon exited: see " +
+                                 self.avahi_log.name)
+        r = self.run(["avahi-browse", "-t", "-p", "-k", "_none._tcp"])
+        return r.returncode == 0
+
+    def stop_avahi(self):
+        p = self.procs.pop("avahi", None)
+        if p and p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+            p.wait(10)
+        if getattr(self, "avahi_log", None):
+            self.avahi_log.close()
+
+    def run(self, args, timeout=30):
+        """Run a program on this LAN, with its bus; a CompletedProcess."""
+        return subprocess.run(self.prefix + list(args), env=self.env,
+                              capture_output=True, text=True,
+                              timeout=timeout)
+
+    def close(self):
+        self.stop_avahi()
+        for p in self.procs.values():
+            if p.poll() is None:
+                p.kill()
+                p.wait(10)
+        subprocess.run(["ip", "netns", "del", self.ns], capture_output=True,
+                       timeout=30)
