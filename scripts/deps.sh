@@ -8,10 +8,12 @@ set -euo pipefail
 # libdvbpsi-dev: the simulated box's PSI/SI tables and the streams'
 # rewritten PAT.  libdvbv5-dev (which needs libudev-dev for its pkg-config
 # file): the streams' PAT/PMT parsing, the scan's PAT/SDT/NIT parsing and
-# the dvbv5 channel files.
+# the dvbv5 channel files.  libsqlite3-dev: the tuners' history
+# (server/history) in the state directory.
 build_pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev libhdhomerun-dev
 	libwebsockets-dev libwebsockets-evlib-uv libuv1-dev libcurl4-openssl-dev
-	libdvbv5-dev libudev-dev libdvbpsi-dev libavahi-client-dev)
+	libdvbv5-dev libudev-dev libdvbpsi-dev libavahi-client-dev
+	libsqlite3-dev)
 # libmosquitto-dev: the MQTT bridge (server/net/mqtt); libssl-dev: its
 # SSL_pending() check of the TLS connection's buffered bytes.
 build_pkgs+=(libmosquitto-dev libssl-dev)

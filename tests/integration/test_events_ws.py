@@ -259,7 +259,10 @@ class WsCatchUp(ApiBoxTest):
 
 
 class WsStatusSampling(ApiBoxTest):
-    daemon_extra = ("--status-interval-ms", "100")
+    # a heartbeat as short as the interval: every read is published (the
+    # deadband's economy is tested in test_history.py)
+    daemon_extra = ("--status-interval-ms", "100",
+                    "--status-heartbeat-ms", "100")
 
     def test_status_events_for_every_ready_tuner(self):
         ws = ws_connect(self.port, "types=tuner.status")
@@ -278,8 +281,12 @@ class WsStatusSampling(ApiBoxTest):
 
 class WsStatusOnlyWhileSubscribed(ApiBoxTest):
     """The sampler reads a chip only while a stream wants its
-    tuner.status: a status read is I2C and the bridge's demodulator lock."""
-    daemon_extra = ("--status-interval-ms", "50")
+    tuner.status: a status read is I2C and the bridge's demodulator lock.
+    (The history, which reads every tuner each second, is off here, and a
+    heartbeat as short as the interval publishes every read.)"""
+    daemon_extra = ("--status-interval-ms", "50",
+                    "--status-heartbeat-ms", "50")
+    config = {"history": {"enabled": False}}
     power_up_wait = True  # the restore's inits are I2C too
 
     def i2c_transfers(self):
