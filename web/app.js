@@ -159,6 +159,9 @@ document.getElementById('add-box').addEventListener('submit', (ev) => {
 rangeSel.addEventListener('change', () => { for (const c of cards.values()) c.setRange(rangeMs()); });
 setInterval(() => { for (const c of cards.values()) c.tick(); }, 1000);
 
+// For the browser tests and the devtools console: the boxes' clients.
+window.tunerdConsole = { boxes };
+
 for (const b of initialBoxes()) addBox(b.url, b.token);
 save();
 renderBoxes();

@@ -129,6 +129,7 @@ export class BoxClient {
     const protocols = ['tunerd.v1'];
     if (this.token) protocols.push('bearer.' + this.token);
     const ws = new WebSocket(`${this.url.replace(/^http/, 'ws')}${API}/events${q}`, protocols);
+    this.eventsQuery = q;
     this.ws = ws;
     ws.onopen = () => { this.backoff = 500; this.setState('live'); };
     ws.onmessage = (m) => {

@@ -64,6 +64,7 @@ export class EventLog {
     li.dataset.type = ev.type || '';
     li.dataset.tuner = ev.tuner === undefined ? '' : String(ev.tuner);
     li.dataset.box = box.url;
+    li.dataset.seq = ev.seq === undefined ? '' : String(ev.seq);
     const d = document.createElement('details');
     const s = document.createElement('summary');
     const time = document.createElement('time');

@@ -250,7 +250,10 @@ export class TunerCard {
     } catch (e) {
       // 404: a daemon without the history API; 503: no state directory.
       if (e.status === 404 || e.status === 503) this.box.history = false;
-      note.textContent = `live only: history ${e.status === 404 ? 'not on this box' : e.message}`;
+      // A box without the history API answers another origin's preflight
+      // for the path with a 404 too: fetch then fails with no status.
+      const why = e.status === 404 || e.status === undefined ? 'not on this box' : e.message;
+      note.textContent = `live only: history ${why}`;
     }
   }
 

@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -116,12 +117,16 @@ class ConsoleTwoBoxes(ApiBoxTest):
         steps = [json.loads(line) for line in out.stdout.splitlines()
                  if line.startswith("{")]
         self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+        for s in steps:
+            print("  browser:", json.dumps(s), file=sys.stderr)
         names = [s["step"] for s in steps]
         self.assertEqual(names[-1], "done", names)
         self.assertNotIn("pageerror", names, steps)
         # the boxes' own state after the page's work
         t1 = self.get(self.port2, "/api/v1/tuners/1")
-        self.assertEqual(t1["params"]["frequency"], 474000000)
+        # tuned at 474 MHz from the UI, then at 490 MHz while the page's
+        # event stream was cut (the resume step)
+        self.assertEqual(t1["params"]["frequency"], 490000000)
         self.assertEqual(t1["last_change"]["origin"], "api")
         analog = self.get(self.port, "/api/v1/tuners/3")["params"]
         self.assertEqual((analog["delivery_system"], analog["standard"]),

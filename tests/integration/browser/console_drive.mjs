@@ -166,7 +166,48 @@ async function eventLog(page) {
   step('event log filters and JSON view', { shown: shown.length });
 }
 
+// The event stream of box 2 is cut while a tune happens there: the
+// reconnect asks since= the last event seen, and the log gets the tune
+// once, from the replay.
+async function resume(page) {
+  const seen = await page.evaluate(() => {
+    const b = window.tunerdConsole.boxes[1];
+    b.stopped = true; // no reconnect until the test says so
+    b.ws.close();
+    return b.lastSeq;
+  });
+  await page.waitForFunction(() => window.tunerdConsole.boxes[1].ws.readyState === WebSocket.CLOSED, WAIT);
+  const r = await api(spec.url2, 'POST', '/tuners/1/tune', { delivery_system: 'DVBT', frequency: 490000000, bandwidth: 8000000 });
+  check(r.status === 200, 'tune while the page is away: ' + r.status);
+  const since = await page.evaluate(() => {
+    const b = window.tunerdConsole.boxes[1];
+    b.stopped = false;
+    b.connect();
+    return b.eventsQuery;
+  });
+  check(since === `?since=${seen}`, `reconnect resumes with since=${seen}: ${since}`);
+  await page.waitForFunction((u) => [...document.querySelectorAll('#log li')].some((li) =>
+    li.dataset.box === u && li.dataset.type === 'tuner.tune' && li.textContent.includes('490 MHz')), WAIT, spec.url2);
+  const seqs = await page.$$eval('#log li', (l, u) => l.filter((li) => li.dataset.box === u).map((li) => li.dataset.seq), spec.url2);
+  check(new Set(seqs).size === seqs.length, 'no event logged twice');
+  await page.waitForSelector('#box-list .box:nth-child(2) .b-state[data-state=live]', WAIT);
+  step('event stream resumed', { since: seen });
+}
+
+// With the history API the plot starts from the box's history; without
+// it (404) the plot stays live-only and says so.
+async function history(page) {
+  const r = await api(spec.url2, 'GET', '/tuners/1/history');
+  const note = await page.$eval(`${card(spec.url2, 1)} .t-plot-note`, (e) => e.textContent);
+  if (r.status === 404) check(note.includes('live only'), 'no history: live only: ' + note);
+  else check(r.status === 200 && note === '', `history ${r.status}: note "${note}"`);
+  await page.select('#range', '900');
+  await page.waitForFunction((s) => Number(document.querySelector(`${s} .t-plot`).dataset.points) > 0, WAIT, card(spec.url2, 1));
+  step('history', { status: r.status, note });
+}
+
 async function shots(page) {
+  await page.$eval('#boxes', (d) => { d.open = false; });
   await page.screenshot({ path: path.join(spec.shots, 'console-desktop.png') });
   await page.setViewport({ width: 390, height: 844, deviceScaleFactor: 1 });
   await page.waitForFunction(() => innerWidth === 390, WAIT);
@@ -211,6 +252,8 @@ async function main() {
     await leases(page);
     await formFollowsChip(page);
     await eventLog(page);
+    await resume(page);
+    await history(page);
     await shots(page);
     await viewer(browser);
   } finally {
