@@ -23,9 +23,12 @@ function save() {
   localStorage.setItem(STORE, JSON.stringify(boxes.map((b) => ({ url: b.url, token: b.token }))));
 }
 
+// The fragment may also name more boxes, #box=http://box2:8080 (repeated):
+// added without a token unless already kept (a demo's link).
 function initialBoxes() {
-  const hashToken = new URLSearchParams(location.hash.slice(1)).get('token');
-  if (hashToken) history.replaceState(null, '', location.pathname + location.search);
+  const hash = new URLSearchParams(location.hash.slice(1));
+  const hashToken = hash.get('token');
+  if (location.hash) history.replaceState(null, '', location.pathname + location.search);
   const own = location.protocol.startsWith('http') ? location.origin : null;
   let list = saved();
   if (!list) list = own ? [{ url: own, token: '' }] : [];
@@ -33,6 +36,11 @@ function initialBoxes() {
     const mine = list.find((b) => b.url === own);
     if (mine) mine.token = hashToken;
     else list.unshift({ url: own, token: hashToken });
+  }
+  for (const u of hash.getAll('box')) {
+    let url;
+    try { url = new URL(u).origin; } catch (e) { continue; }
+    if (!list.some((b) => b.url === url)) list.push({ url, token: '' });
   }
   return list;
 }

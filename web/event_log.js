@@ -1,7 +1,8 @@
 // The event log of every box: one line per event (local time, box, type,
 // tuner, a summary) that opens to the event's whole JSON; filtered by
 // type (a prefix with "*"), tuner and box.  Status samples are hidden
-// unless asked for: they would drown the rest.
+// unless asked for (and then kept from that moment): they would drown the
+// rest.
 const MAX_LINES = 500;
 const SKIP = new Set(['seq', 'time', 'type', 'box', 'tuner', 'status']);
 
@@ -60,6 +61,10 @@ export class EventLog {
   }
 
   add(box, ev) {
+    // Status samples are not kept unless shown: hidden lines would push
+    // the other events out of the bounded log.
+    const f = this.filters();
+    if (ev.type === 'tuner.status' && !f.status && !f.type.startsWith('tuner.status')) return;
     const li = document.createElement('li');
     li.dataset.type = ev.type || '';
     li.dataset.tuner = ev.tuner === undefined ? '' : String(ev.tuner);
@@ -85,7 +90,7 @@ export class EventLog {
     d.addEventListener('toggle', () => { if (d.open && !pre.textContent) pre.textContent = JSON.stringify(ev, null, 2); });
     d.append(s, pre);
     li.append(d);
-    li.hidden = !this.matches(li, this.filters());
+    li.hidden = !this.matches(li, f);
     this.list.prepend(li);
     while (this.list.children.length > MAX_LINES) this.list.lastChild.remove();
   }
