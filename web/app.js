@@ -91,10 +91,18 @@ function renderBoxCards(box) {
   }
 }
 
+// Rows are kept and updated in place: a token being typed into one box's
+// login form survives another box's state change.
+const rows = new Map(); // BoxClient -> li
 function renderBoxes() {
   const ul = document.getElementById('box-list');
-  ul.replaceChildren();
-  for (const box of boxes) ul.append(boxRow(box));
+  for (const [box, li] of rows) if (!boxes.includes(box)) { li.remove(); rows.delete(box); }
+  for (const box of boxes) {
+    if (!rows.has(box)) rows.set(box, boxRow(box));
+    const li = rows.get(box);
+    updateRow(box, li);
+    ul.append(li); // in the boxes' order
+  }
   const live = boxes.filter((b) => b.state === 'live').length;
   const conn = document.getElementById('conn');
   conn.className = 'conn ' + (boxes.length && live === boxes.length ? 'up' : 'down');
@@ -105,20 +113,23 @@ function renderBoxes() {
   if (needs) document.getElementById('boxes').open = true;
 }
 
-function boxRow(box) {
-  const li = document.getElementById('box-row').content.firstElementChild.cloneNode(true);
-  li.dataset.box = box.url;
+function updateRow(box, li) {
   li.querySelector('.b-name').textContent = box.name;
-  li.querySelector('.b-url').textContent = box.url;
   const st = li.querySelector('.b-state');
   st.textContent = STATES[box.state] || box.state;
   st.dataset.state = box.state;
   st.title = box.detail || '';
   li.querySelector('.b-role').textContent = box.role ? `role: ${box.role}` : '';
+}
+
+function boxRow(box) {
+  const li = document.getElementById('box-row').content.firstElementChild.cloneNode(true);
+  li.dataset.box = box.url;
+  li.querySelector('.b-url').textContent = box.url;
   const form = li.querySelector('form.b-login');
   form.addEventListener('submit', (ev) => { ev.preventDefault(); login(box, form.elements.token.value.trim()); });
   li.querySelector('.b-remove').addEventListener('click', () => removeBox(box));
-  li.querySelector('.b-remove').setAttribute('aria-label', `remove box ${box.name}`);
+  li.querySelector('.b-remove').setAttribute('aria-label', `remove box ${box.url}`);
   return li;
 }
 
