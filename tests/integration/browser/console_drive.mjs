@@ -154,9 +154,12 @@ async function eventLog(page) {
   const shown = await page.$$eval('#log li:not([hidden])', (l) => l.map((li) => li.dataset.type));
   check(shown.length > 0 && shown.every((t) => t.startsWith('lease.')), 'type filter: ' + shown);
   // keyboard: the first line opens with Enter and shows the event's JSON
-  await page.focus('#log li:not([hidden]) summary');
+  // (the details' toggle event comes after the key: wait for the JSON)
+  const line = await page.$('#log li:not([hidden])');
+  await line.$eval('summary', (e) => e.focus());
   await page.keyboard.press('Enter');
-  const json = await page.$eval('#log li:not([hidden]) pre', (e) => e.textContent);
+  await page.waitForFunction((li) => li.querySelector('pre').textContent !== '', WAIT, line);
+  const json = await line.$eval('pre', (e) => e.textContent);
   check(JSON.parse(json).type.startsWith('lease.'), 'expanded JSON');
   await page.$eval('#log-filters input[name=type]', (e) => { e.value = ''; e.dispatchEvent(new Event('input', { bubbles: true })); });
   await page.select('#log-filters select[name=box]', spec.url2);
