@@ -9,6 +9,7 @@ import signal
 import subprocess
 
 from harness import wait_for
+from netns import Netns
 
 BUS_CONF = """<!DOCTYPE busconfig PUBLIC
  "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
@@ -50,43 +51,29 @@ def missing_tools():
 
 
 class AvahiLan:
-    """Namespace NAME with interface IFACE at ADDR/24, a bus and Avahi."""
+    """A namespace with a veth pair inside (netns.py), a bus and Avahi."""
 
-    def __init__(self, workdir, tag, addr="10.231.0.1", iface="lan0"):
+    def __init__(self, workdir, tag):
         self.dir = os.path.join(workdir, "avahi-" + tag)
         os.makedirs(self.dir)
-        self.ns = "tunerd-%s-%d" % (tag, os.getpid())
-        self.addr, self.iface = addr, iface
         self.bus = os.path.join(self.dir, "bus.sock")
         self.env = dict(os.environ,
                         DBUS_SYSTEM_BUS_ADDRESS="unix:path=" + self.bus)
         self.procs = {}
-        self._ip("netns", "add", self.ns)
+        self.netns = Netns("t" + tag[:5], host_link=False, net=231)
+        self.ns, self.addr = self.netns.name, self.netns.addr
+        self.iface = self.netns.ns_if
         try:
-            # A veth pair, both ends inside: some kernels have no dummy
-            # interfaces, every one that runs containers has veth.
-            for args in (("link", "set", "lo", "up"),
-                         ("link", "add", iface, "type", "veth", "peer",
-                          "name", iface + "p"),
-                         ("link", "set", iface, "multicast", "on"),
-                         ("link", "set", iface + "p", "up"),
-                         ("link", "set", iface, "up"),
-                         ("addr", "add", addr + "/24", "dev", iface)):
-                self._ip("-n", self.ns, *args)
             self._start_bus()
             self.start_avahi()
         except BaseException:
             self.close()
             raise
 
-    def _ip(self, *args):
-        subprocess.run(["ip"] + list(args), check=True, capture_output=True,
-                       timeout=30)
-
     @property
     def prefix(self):
         """The command prefix that runs a program on this LAN."""
-        return ["ip", "netns", "exec", self.ns]
+        return self.netns.prefix
 
     def _start_bus(self):
         conf = os.path.join(self.dir, "bus.conf")
@@ -140,5 +127,4 @@ class AvahiLan:
             if p.poll() is None:
                 p.kill()
                 p.wait(10)
-        subprocess.run(["ip", "netns", "del", self.ns], capture_output=True,
-                       timeout=30)
+        self.netns.close()
