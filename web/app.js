@@ -45,9 +45,11 @@ function initialBoxes() {
   return list;
 }
 
+// A box removed (or logged in again) while its load was under way must
+// not bring its cards back.
 const hooks = {
   onChange: () => renderBoxes(),
-  onLoad: (box) => { renderBoxCards(box); renderBoxes(); },
+  onLoad: (box) => { if (boxes.includes(box)) { renderBoxCards(box); renderBoxes(); } },
   onEvent: (box, ev) => onEvent(box, ev),
 };
 
