@@ -38,6 +38,10 @@ test_pkgs+=(mosquitto mosquitto-clients python3-paho-mqtt openssl)
 # Python package (clients/python) and its pytest suite, which also installs
 # it into a venv with pip.
 test_pkgs+=(python3-requests python3-pytest python3-venv python3-pip)
+# nodejs, npm: the console's browser test (tests/integration/test_console.py)
+# installs puppeteer-core from its package-lock.json with npm ci and drives
+# the Debian chromium with it; scripts/vendor_uplot.sh uses npm pack.
+test_pkgs+=(nodejs npm)
 # hdhomerun-config: the real HDHomeRun client drives the box's HDHomeRun
 # face; iproute2: those tests put the clients in a network namespace.
 test_pkgs+=(hdhomerun-config iproute2)
