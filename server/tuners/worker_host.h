@@ -47,6 +47,7 @@ struct worker_ctx {
 	int cmd_bracket;  /* the stub takes CMD_BEGIN/CMD_END */
 	int stub_cmd;     /* a command of the stub's runs: no bracket */
 	int bracket_open; /* CMD_BEGIN answered, CMD_END owed */
+	uint32_t i2c_transfers; /* since the last report to the daemon */
 	struct tunerd_host host;
 };
 

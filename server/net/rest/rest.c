@@ -27,6 +27,7 @@
 #include "hdhr_http.h"
 #include "http_front.h"
 #include "log.h"
+#include "loop.h"
 #include "net_api.h"
 #include "sse_stream.h"
 
@@ -37,6 +38,7 @@ void *rest_uri_log(void *cls, const char *uri, struct MHD_Connection *c)
 	if (r) {
 		r->net = cls;
 		r->conn = c;
+		r->t0_ns = loop_now_ns();
 		r->uri_len = uri ? strlen(uri) : 0;
 		/* Only the event stream can be upgraded: its target, as the
 		 * client sent it, goes to the WebSocket server then.  (MHD
@@ -70,10 +72,15 @@ void rest_request_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 	struct rest_req *r = *req_cls;
 
 	(void)cls;
-	(void)c;
 	(void)toe;
 	if (!r)
 		return;
+	if (r->started) {
+		const union MHD_ConnectionInfo *ci =
+		    MHD_get_connection_info(c, MHD_CONNECTION_INFO_HTTP_STATUS);
+
+		rest_metrics_request_done(r, ci ? ci->http_status : 0);
+	}
 	/* A request only ends while suspended at shutdown; its command's
 	 * answer must not find it afterwards. */
 	command_client_cancel(&r->client);
@@ -310,6 +317,7 @@ static const struct route_info *route_lookup(enum rest_route rt)
 	    {ROUTE_SCAN, "GET, HEAD, POST, DELETE", ROLE_VIEWER},
 	    {ROUTE_CHANNELS, "GET, HEAD, PUT", ROLE_VIEWER},
 	    {ROUTE_STATIC, "GET, HEAD", ROLE_NONE},
+	    {ROUTE_METRICS, "GET, HEAD", ROLE_VIEWER},
 	};
 
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
@@ -355,6 +363,8 @@ static enum rest_route route_of(const char *url, uint32_t *tuner)
 {
 	const char *rest;
 
+	if (!strcmp(url, "/metrics"))
+		return ROUTE_METRICS;
 	if (strncmp(url, "/api/", 5) != 0)
 		return ROUTE_STATIC;
 	if (strncmp(url, "/api/v1/", 8) != 0)
@@ -434,6 +444,11 @@ static int authorize(struct rest_req *r, enum role needed, enum MHD_Result *ret)
 		r->who = (struct auth_result){.ok = 1};
 		return 0;
 	}
+	if (r->route == ROUTE_METRICS &&
+	    rest_metrics_token_ok(r->net, bearer_of(r))) {
+		r->who = (struct auth_result){.ok = 1, .role = ROLE_VIEWER};
+		return 0;
+	}
 	auth_check(r->net->d, bearer_of(r), peer_of(r),
 		   needed == ROLE_NONE ? ROLE_VIEWER : needed, &r->who);
 	if (r->who.ok)
@@ -493,7 +508,10 @@ static enum MHD_Result route_call(struct rest_req *r, const char *url)
 		return rest_channels(r);
 	case ROUTE_STATIC:
 		return rest_static(r, url);
+	case ROUTE_METRICS:
+		return rest_metrics_get(r);
 	case ROUTE_NONE:
+	case REST_ROUTES:
 		break;
 	}
 	return rest_error(r, 404, "not_found", NULL, "no such path");

@@ -43,6 +43,8 @@ enum rest_route {
 	ROUTE_SCAN,
 	ROUTE_CHANNELS,
 	ROUTE_STATIC,
+	ROUTE_METRICS,
+	REST_ROUTES /* keep last: the number of routes */
 };
 
 /* One HTTP request, from its head until MHD is done with it. */
@@ -64,6 +66,7 @@ struct rest_req {
 	/* The client: the socket's peer, or the address a trusted proxy
 	 * forwarded (client_addr.h); set by the auth check. */
 	struct sockaddr_storage client_addr;
+	uint64_t t0_ns; /* the head's arrival (rest_metrics.c) */
 
 	/* A command waiting for the command service (the connection is
 	 * suspended until its answer). */
@@ -144,6 +147,13 @@ void rest_finish_error(struct rest_req *r, struct api_error *e);
 /* Suspend r until rest_finish(), which always comes later: the command
  * service never answers from inside its submit. */
 enum MHD_Result rest_suspend(struct rest_req *r);
+
+/* ---- /metrics (rest_metrics.c) ---- */
+enum MHD_Result rest_metrics_get(struct rest_req *r);
+/* Count r's answer (status 0: none, it went to the WebSocket server). */
+void rest_metrics_request_done(struct rest_req *r, unsigned int status);
+/* 1 when bearer is the configuration's scrape token. */
+int rest_metrics_token_ok(const struct net_api *net, const char *bearer);
 
 /* ---- endpoints ---- */
 enum MHD_Result rest_get_box(struct rest_req *r);
