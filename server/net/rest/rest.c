@@ -72,15 +72,12 @@ void rest_request_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 	struct rest_req *r = *req_cls;
 
 	(void)cls;
+	(void)c;
 	(void)toe;
 	if (!r)
 		return;
-	if (r->started) {
-		const union MHD_ConnectionInfo *ci =
-		    MHD_get_connection_info(c, MHD_CONNECTION_INFO_HTTP_STATUS);
-
-		rest_metrics_request_done(r, ci ? ci->http_status : 0);
-	}
+	if (r->started)
+		rest_metrics_request_done(r);
 	/* A request only ends while suspended at shutdown; its command's
 	 * answer must not find it afterwards. */
 	command_client_cancel(&r->client);

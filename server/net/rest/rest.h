@@ -150,8 +150,9 @@ enum MHD_Result rest_suspend(struct rest_req *r);
 
 /* ---- /metrics (rest_metrics.c) ---- */
 enum MHD_Result rest_metrics_get(struct rest_req *r);
-/* Count r's answer (status 0: none, it went to the WebSocket server). */
-void rest_metrics_request_done(struct rest_req *r, unsigned int status);
+/* Count r's answer, as MHD is done with it (none when the connection
+ * went to the WebSocket server). */
+void rest_metrics_request_done(struct rest_req *r);
 /* 1 when bearer is the configuration's scrape token. */
 int rest_metrics_token_ok(const struct net_api *net, const char *bearer);
 

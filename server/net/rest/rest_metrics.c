@@ -59,8 +59,11 @@ static const char *route_template(enum rest_route rt)
 							   : "other";
 }
 
-void rest_metrics_request_done(struct rest_req *r, unsigned int status)
+void rest_metrics_request_done(struct rest_req *r)
 {
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_HTTP_STATUS);
+	unsigned int status = ci ? ci->http_status : 0;
 	struct net_api *net = r->net;
 	unsigned int rt = (unsigned int)r->route;
 
