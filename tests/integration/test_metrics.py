@@ -1,14 +1,18 @@
 # SPDX-License-Identifier: MIT
 """GET /metrics: the Prometheus text format (checked by Debian's promtool),
 the roles and the scrape token, and the counters a tune moves."""
+import http.client
 import json
 import os
 import re
 import shutil
+import signal
+import socket
 import subprocess
 import unittest
 
-from harness import ApiBoxTest, start_refused
+from events_util import EventsFromNow, ws_connect, ws_next
+from harness import ApiBoxTest, TsSource, start_refused, wait_for
 
 DVBT_474 = {"delivery_system": "DVBT", "frequency": 474000000,
             "bandwidth": 8000000}
@@ -50,9 +54,7 @@ def promtool_check(text):
     return p.returncode, p.stdout + p.stderr
 
 
-class MetricsLoopback(ApiBoxTest):
-    """No tokens: the loopback rule, as for the rest of the API."""
-
+class MetricsTest(ApiBoxTest):
     config = {"name": "metrics-box"}
 
     def scrape(self, **kw):
@@ -60,6 +62,10 @@ class MetricsLoopback(ApiBoxTest):
         self.assertEqual(r.status, 200, r)
         self.assertEqual(r.headers.get("content-type"), CONTENT_TYPE)
         return r.body.decode(), parse_metrics(r.body.decode())
+
+
+class MetricsLoopback(MetricsTest):
+    """No tokens: the loopback rule, as for the rest of the API."""
 
     @unittest.skipUnless(PROMTOOL, "promtool (Debian prometheus) missing")
     def test_format_is_valid(self):
@@ -159,6 +165,96 @@ class MetricsLoopback(ApiBoxTest):
         self.assertEqual(r.headers["allow"], "GET, HEAD")
         self.assertError(self.api("GET", "/metrics?x=1"), 400,
                          "bad_request")
+
+
+class MetricsWorkerHang(MetricsTest):
+    """A stopped worker: its hang, restart, the lost tune and the 504."""
+    power_up_wait = True
+    deadline_ms = 1000
+    daemon_extra = ("--deadline-ms", "1000")
+
+    def test_a_hang_counts(self):
+        ws = ws_connect(self.port, "since=0&tuner=2")
+        self.addCleanup(ws.close)
+        pid = ws_next(ws, lambda m: m.get("type") == "tuner.ready")["pid"]
+        events = EventsFromNow(self, "tuner=2")
+        os.kill(pid, signal.SIGSTOP)
+        r = self.api("POST", "/api/v1/tuners/2/tune", DVBT_474)
+        self.assertError(r, 504, "deadline")
+        events.wait("worker.hang")
+        events.wait("tuner.ready")
+        _, m = self.scrape()
+        t2 = dict(tuner="2")
+        self.assertEqual(sample(m, "tunerd_worker_hangs_total", **t2), 1)
+        self.assertEqual(sample(m, "tunerd_worker_restarts_total", **t2), 1)
+        self.assertEqual(sample(m, "tunerd_tuner_timeouts_total", **t2), 1)
+        # the worker never began it: a timeout, not a tune that ran
+        self.assertEqual(sample(m, "tunerd_tunes_total", origin="api",
+                                result="ok", **t2), 0)
+        self.assertEqual(sample(m, "tunerd_http_requests_total",
+                                route="/api/v1/tuners/{id}/tune",
+                                status="504"), 1)
+        for name in ("tunerd_worker_hangs_total",
+                     "tunerd_worker_restarts_total"):
+            self.assertEqual(sample(m, name, tuner="1"), 0)
+
+
+class MetricsLosses(MetricsTest):
+    """Events lost to a gap and to a slow consumer, and a stream read."""
+    # 4 tuners x 100 status events a second through a ring of 16
+    daemon_extra = ("--status-interval-ms", "10", "--event-ring", "16")
+
+    def test_a_gap_counts(self):
+        ws = ws_connect(self.port, "since=1")
+        self.addCleanup(ws.close)
+        gap = ws_next(ws)
+        self.assertEqual(gap["type"], "gap", gap)
+        _, m = self.scrape()
+        self.assertGreaterEqual(sample(m, "tunerd_events_dropped_total",
+                                       reason="gap"),
+                                gap["to"] - gap["from"] + 1)
+
+    def test_a_slow_consumer_counts(self):
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.connect(("127.0.0.1", self.port))
+        conn = http.client.HTTPConnection("127.0.0.1", self.port,
+                                          timeout=30)
+        conn.sock = s
+        self.addCleanup(conn.close)
+        conn.request("GET", "/api/v1/events?types=tuner.status",
+                     headers={"Accept": "text/event-stream"})
+        wait_for(lambda: sample(self.scrape()[1],
+                                "tunerd_slow_consumers_total",
+                                kind="events") == 1,
+                 timeout=60, step=0.2, what="the slow consumer counted")
+        _, m = self.scrape()
+        self.assertGreater(sample(m, "tunerd_events_dropped_total",
+                                  reason="slow_consumer"), 0)
+        self.assertEqual(sample(m, "tunerd_slow_consumers_total",
+                                kind="stream"), 0)
+
+    def test_a_stream_read_counts(self):
+        source = TsSource(self.box)
+        self.addCleanup(source.stop)
+        conn = http.client.HTTPConnection("127.0.0.1", self.port,
+                                          timeout=20)
+        self.addCleanup(conn.close)
+        conn.request("GET", "/api/v1/tuners/1/stream")
+        resp = conn.getresponse()
+        self.assertEqual(resp.status, 200)
+        want = 2000 * 188
+        got = 0
+        while got < want:
+            chunk = resp.read(want - got)
+            self.assertTrue(chunk, "the stream ended early")
+            got += len(chunk)
+        _, m = self.scrape()
+        self.assertGreaterEqual(sample(m, "tunerd_tuner_stream_bytes_total",
+                                       tuner="1"), want)
+        self.assertEqual(sample(m, "tunerd_tuner_stream_bytes_total",
+                                tuner="2"), 0)
+        resp.close()
 
 
 SCRAPE = "scrape-token-0123"
