@@ -171,7 +171,8 @@ class MetricsWorkerHang(MetricsTest):
     """A stopped worker: its hang, restart, the lost tune and the 504."""
     power_up_wait = True
     deadline_ms = 1000
-    daemon_extra = ("--deadline-ms", "1000")
+    # no status sampling: the tune is the one command that times out
+    daemon_extra = ("--deadline-ms", "1000", "--status-interval-ms", "0")
 
     def test_a_hang_counts(self):
         ws = ws_connect(self.port, "since=0&tuner=2")
@@ -205,6 +206,8 @@ class MetricsLosses(MetricsTest):
     daemon_extra = ("--status-interval-ms", "10", "--event-ring", "16")
 
     def test_a_gap_counts(self):
+        wait_for(lambda: self.api("GET", "/api/v1/box").json["events"]
+                 ["oldest_seq"] > 2, what="the ring to pass event 2")
         ws = ws_connect(self.port, "since=1")
         self.addCleanup(ws.close)
         gap = ws_next(ws)
@@ -255,6 +258,24 @@ class MetricsLosses(MetricsTest):
         self.assertEqual(sample(m, "tunerd_tuner_stream_bytes_total",
                                 tuner="2"), 0)
         resp.close()
+
+    def test_a_slow_stream_reader_counts(self):
+        source = TsSource(self.box)
+        self.addCleanup(source.stop)
+        events = EventsFromNow(self, "types=stream.*&tuner=1")
+        slow = socket.socket()
+        self.addCleanup(slow.close)
+        slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        slow.connect(("127.0.0.1", self.port))
+        slow.sendall(b"GET /api/v1/tuners/1/stream HTTP/1.1\r\n"
+                     b"Host: x\r\n\r\n")
+        stop = events.wait("stream.stop")
+        self.assertEqual(stop["reason"], "slow_reader", stop)
+        _, m = self.scrape()
+        self.assertEqual(sample(m, "tunerd_slow_consumers_total",
+                                kind="stream"), 1)
+        self.assertEqual(sample(m, "tunerd_slow_consumers_total",
+                                kind="events"), 0)
 
 
 SCRAPE = "scrape-token-0123"
