@@ -128,6 +128,11 @@ class MetricsLoopback(MetricsTest):
 
     def test_losses_and_workers_are_exposed(self):
         _, m = self.scrape()
+        version = self.api("GET", "/api/v1/box").json["version"]
+        self.assertEqual(sample(m, "tunerd_build_info", version=version,
+                                box="metrics-box"), 1)
+        self.assertGreater(sample(m, "tunerd_start_time_seconds"),
+                           1.5e9)
         for kind in ("events", "stream"):
             self.assertEqual(sample(m, "tunerd_slow_consumers_total",
                                     kind=kind), 0)

@@ -162,6 +162,24 @@ struct tuner_row {
 	struct stream_stats st;
 };
 
+#ifndef TUNERD_VERSION
+#define TUNERD_VERSION "0.0.0"
+#endif
+
+/* Which daemon answers: a fleet's dashboard joins on its labels. */
+static void box_families(FILE *f, const struct net_api *net)
+{
+	family(f, "tunerd_build_info", "gauge",
+	       "Always 1; the daemon's version and box name as labels");
+	fprintf(f, "tunerd_build_info{version=\"%s\",box=\"", TUNERD_VERSION);
+	put_label(f, net->d->name);
+	fputs("\"} 1\n", f);
+	family(f, "tunerd_start_time_seconds", "gauge",
+	       "When the network API started, in seconds since the epoch");
+	fprintf(f, "tunerd_start_time_seconds %.3f\n",
+		(double)net->started_ms / 1000.0);
+}
+
 /* One family over every tuner: put(f, row) writes its samples. */
 static void per_tuner(FILE *f, struct tuner_row *rows, size_t n,
 		      const char *name, const char *type, const char *help,
@@ -369,6 +387,7 @@ enum MHD_Result rest_metrics_get(struct rest_req *r)
 	if (!f)
 		return rest_error(r, 500, "internal", NULL, "out of memory");
 	rows = tuner_rows(r->net, &n);
+	box_families(f, r->net);
 	tuner_families(f, rows, n);
 	request_families(f, r->net->metrics);
 	loss_families(f, r->net->d, rows, n);
