@@ -283,6 +283,24 @@ class MetricsLosses(MetricsTest):
                                 kind="events"), 0)
 
 
+class MetricsHdhr(MetricsTest):
+    """The HDHomeRun face's paths on the main port: one route label."""
+    # control_port 0: the fixed TCP port 65001 stays free for its tests
+    config = {"name": "metrics-box",
+              "hdhomerun": {"enabled": True, "allow": ["127.0.0.0/8"],
+                            "control_port": 0}}
+
+    def test_the_hdhomerun_face_is_one_route(self):
+        for path in ("/discover.json", "/lineup.json", "/discover.json"):
+            self.assertEqual(self.api("GET", path).status, 200, path)
+        _, m = self.scrape()
+        self.assertEqual(sample(m, "tunerd_http_requests_total",
+                                route="hdhomerun", status="200"), 3)
+        self.assertFalse([ls for (n, ls) in m
+                          if n.startswith("tunerd_http_request_duration")
+                          and ("route", "hdhomerun") in ls])
+
+
 SCRAPE = "scrape-token-0123"
 VIEWER = "view-token-0123"
 OPERATOR = "oper-token-4567"

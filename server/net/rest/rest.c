@@ -508,6 +508,7 @@ static enum MHD_Result route_call(struct rest_req *r, const char *url)
 	case ROUTE_METRICS:
 		return rest_metrics_get(r);
 	case ROUTE_NONE:
+	case ROUTE_HDHR:
 	case REST_ROUTES:
 		break;
 	}
@@ -574,8 +575,10 @@ static enum MHD_Result dispatch(struct rest_req *r, const char *url,
 		return rest_error(r, 503, "unavailable", NULL,
 				  "the daemon is shutting down");
 	}
-	if (hdhr_http_route(r, url, method, &ret))
+	if (hdhr_http_route(r, url, method, &ret)) {
+		r->route = ROUTE_HDHR;
 		return ret;
+	}
 	r->route = route_of(url, &r->tuner);
 	ri = route_lookup(r->route);
 	if (!ri) {

@@ -44,6 +44,7 @@ enum rest_route {
 	ROUTE_CHANNELS,
 	ROUTE_STATIC,
 	ROUTE_METRICS,
+	ROUTE_HDHR, /* a path the HDHomeRun face answered (hdhr_http.c) */
 	REST_ROUTES /* keep last: the number of routes */
 };
 

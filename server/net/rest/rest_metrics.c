@@ -53,6 +53,7 @@ static const char *route_template(enum rest_route rt)
 	    [ROUTE_CHANNELS] = "/api/v1/channels",
 	    [ROUTE_STATIC] = "static",
 	    [ROUTE_METRICS] = "/metrics",
+	    [ROUTE_HDHR] = "hdhomerun",
 	};
 
 	return (unsigned int)rt < REST_ROUTES && names[rt] ? names[rt]
@@ -77,8 +78,10 @@ void rest_metrics_request_done(struct rest_req *r)
 	}
 	net->metrics->requests[rt][status - STATUS_MIN]++;
 	/* An event stream's or a transport stream's time is its life, not
-	 * the request's: only the answers are timed. */
-	if (r->route != ROUTE_EVENTS && r->route != ROUTE_STREAM && r->t0_ns)
+	 * the request's: only the answers are timed (the HDHomeRun face's
+	 * paths are mostly streams). */
+	if (r->route != ROUTE_EVENTS && r->route != ROUTE_STREAM &&
+	    r->route != ROUTE_HDHR && r->t0_ns)
 		metrics_hist_observe(&net->metrics->latency[rt],
 				     loop_now_ns() - r->t0_ns);
 }
