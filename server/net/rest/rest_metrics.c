@@ -23,6 +23,7 @@
 #include "net_api.h"
 #include "rest.h"
 #include "stream.h"
+#include "tunerd_version.h"
 
 #define STATUS_MIN 100
 #define STATUS_MAX 599
@@ -164,10 +165,6 @@ struct tuner_row {
 	struct tuner_snapshot s;
 	struct stream_stats st;
 };
-
-#ifndef TUNERD_VERSION
-#define TUNERD_VERSION "0.0.0"
-#endif
 
 /* Which daemon answers: a fleet's dashboard joins on its labels. */
 static void box_families(FILE *f, const struct net_api *net)
