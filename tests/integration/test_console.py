@@ -63,7 +63,11 @@ def node_modules():
                      "chromium, node or npm is not installed")
 class ConsoleTwoBoxes(ApiBoxTest):
     web_root = WEB
-    daemon_extra = ("--status-interval-ms", "200")
+    # every read published (a heartbeat as short as the interval): the
+    # plots' live points come from tuner.status, which the deadband would
+    # otherwise hold back on a steady signal
+    daemon_extra = ("--status-interval-ms", "200",
+                    "--status-heartbeat-ms", "200")
     config = {"name": "console-a", "tokens": TOKENS}
 
     def setUp(self):
@@ -78,7 +82,7 @@ class ConsoleTwoBoxes(ApiBoxTest):
                            "http://127.0.0.1:%d" % self.port]}}, f)
         self.daemon2 = Daemon(self.box2, name="b", extra=(
             "--listen", "127.0.0.1:%d" % self.port2, "--config", path,
-            "--status-interval-ms", "200"))
+            "--status-interval-ms", "200", "--status-heartbeat-ms", "200"))
         wait_for(self.box2.all_bound, what="box 2 bound")
         wait_for(lambda: self._up(self.port2), what="box 2 API")
 
