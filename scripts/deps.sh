@@ -15,6 +15,8 @@ build_pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev li
 # libmosquitto-dev: the MQTT bridge (server/net/mqtt); libssl-dev: its
 # SSL_pending() check of the TLS connection's buffered bytes.
 build_pkgs+=(libmosquitto-dev libssl-dev)
+# libsystemd-dev: sd_notify (Type=notify: READY, STATUS, the watchdog).
+build_pkgs+=(libsystemd-dev)
 # python3-yaml, python3-jsonschema: the OpenAPI test validates the answers
 # against protocol/openapi.yaml.  ffmpeg: ffprobe checks the simulated
 # box's streams, and ffmpeg makes its test cards.  dvb-tools:
@@ -34,6 +36,13 @@ test_pkgs+=(mosquitto mosquitto-clients python3-paho-mqtt openssl)
 # Python package (clients/python) and its pytest suite, which also installs
 # it into a venv with pip.
 test_pkgs+=(python3-requests python3-pytest python3-venv python3-pip)
+# hdhomerun-config: the real HDHomeRun client drives the box's HDHomeRun
+# face; iproute2: those tests put the clients in a network namespace.
+test_pkgs+=(hdhomerun-config iproute2)
+# The package test: dpkg-dev (dpkg-shlibdeps for CPack's Depends),
+# lintian, fakeroot (dpkg --root without root), systemd (systemd-analyze
+# verify of the unit, offline).
+test_pkgs+=(dpkg-dev lintian fakeroot systemd)
 # python3: the kernel test compares the parity traces (tests/traces).
 kernel_pkgs=(qemu-system-x86 busybox-static cpio kmod python3)
 # The libFuzzer targets (tests/fuzz, scripts/fuzz.sh): clang-14 with its

@@ -27,8 +27,9 @@ import urllib.request
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(TOP, "tests", "integration"))
-from avahi_ns import NsAvahi, ip, missing_tools  # noqa: E402
+from avahi_ns import NsAvahi, missing_tools  # noqa: E402
 from harness import wait_for  # noqa: E402
+import netns  # noqa: E402
 
 MOSQUITTO = "/usr/sbin/mosquitto"
 PROMETHEUS = "/usr/bin/prometheus"
@@ -42,6 +43,14 @@ class FleetError(Exception):
 
 class Stop(BaseException):
     """Raised by the SIGINT/SIGTERM handler: unwinds into the cleanup."""
+
+
+def ip(*args, check=True):
+    """ip(8); a failure is a FleetError with its message."""
+    r = netns.ip(*args, check=False)
+    if check and r.returncode:
+        raise FleetError("ip %s: %s" % (" ".join(args), r.stderr.strip()))
+    return r
 
 
 def tail(path, lines=15):

@@ -9,9 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef TUNERD_VERSION
-#define TUNERD_VERSION "0"
-#endif
+#include "tunerd_version.h"
 
 /* An answer larger than this is not a tunerd answer. */
 #define CTL_MAX_ANSWER (16u << 20)

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tunerd_version.h"
+
 #define DEFAULT_TIMEOUT_MS 10000L
 
 static const char usage_text[] =
@@ -530,7 +532,7 @@ int main(int argc, char **argv)
 	if (ret || c.help || c.version) {
 		if (!ret)
 			fputs(c.help ? usage_text
-				     : "tunerctl " TUNERD_VERSION "\n",
+				     : TUNERD_VERSION_LINE("tunerctl"),
 			      stdout);
 		goto out;
 	}

@@ -6,15 +6,20 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tunerd_version.h"
 #include "xc3028_fwgen.h"
 
 int main(int argc, char **argv)
 {
 	char err[256];
 
+	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+		fputs(TUNERD_VERSION_LINE("tunerd-mkfw-xc3028"), stdout);
+		return 0;
+	}
 	if (argc != 2 || argv[1][0] == '-') {
 		fprintf(stderr,
-			"usage: %s OUTPUT.fw\n"
+			"usage: %s OUTPUT.fw | --help | --version\n"
 			"Writes a synthetic xc3028-v27 firmware file.\n",
 			argv[0]);
 		return argc == 2 && strcmp(argv[1], "--help") == 0 ? 0 : 2;

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "box.h"
+#include "tunerd_version.h"
 #include "xc3028_fwgen.h"
 
 #define SIMBOX_DEFAULT_TUNERS "mt2060,qt1010,xc3028,mt2060"
@@ -65,6 +66,8 @@ static void usage(FILE *f, const char *prog)
 	    "  --no-card           streams carry empty PES, no test card\n"
 	    "  -v                  more logging (repeat for every "
 	    "message)\n"
+	    "  -h, --help          this text\n"
+	    "  --version           the version\n"
 	    "Tuner N streams its multiplex on PATH.tsN (PATH: the stub "
 	    "socket) while it locks.\n",
 	    prog, SIMBOX_DEFAULT_TUNERS, SIM_BOX_DEADLINE_MS_DEFAULT);
@@ -209,6 +212,7 @@ static int parse_args(struct simbox_opts *o, int argc, char **argv)
 	    {"card-dir", required_argument, NULL, 'C'},
 	    {"no-card", no_argument, NULL, 'N'},
 	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
 	    {0},
 	};
 	char why[128];
@@ -217,6 +221,10 @@ static int parse_args(struct simbox_opts *o, int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
 		if (opt == 'h') {
 			usage(stdout, argv[0]);
+			exit(0);
+		}
+		if (opt == 'V') {
+			fputs(TUNERD_VERSION_LINE("tunerd-simbox"), stdout);
 			exit(0);
 		}
 		if (opt == '?' || parse_option(o, opt, optarg)) {

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "tstub_codec.h"
+#include "tunerd_version.h"
 
 #define SIMCTL_REPLY_MAX (1024 * 1024)
 #define SIMCTL_TIMEOUT_S 120
@@ -30,6 +31,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: %s [-s APP_SOCKET] [--json] COMMAND\n"
+		"       %s --help | --version\n"
 		"commands:\n"
 		"  list\n"
 		"  tune CLIENT SYSTEM FREQ_HZ [BANDWIDTH_HZ|SYMBOL_RATE|STD]\n"
@@ -41,7 +43,7 @@ static void usage(FILE *f)
 		"  raw 'JSON'\n"
 		"SYSTEM: DVBT DVBT2 DVBC_ANNEX_A DVBS DVBS2 ATSC ANALOG_TV "
 		"RADIO\n",
-		prog);
+		prog, prog);
 }
 
 static int parse_u64(const char *s, uint64_t max, json_int_t *out)
@@ -411,6 +413,9 @@ int main(int argc, char **argv)
 		else if (strcmp(argv[i], "-h") == 0 ||
 			 strcmp(argv[i], "--help") == 0) {
 			usage(stdout);
+			return 0;
+		} else if (strcmp(argv[i], "--version") == 0) {
+			fputs(TUNERD_VERSION_LINE("tunerd-simctl"), stdout);
 			return 0;
 		} else
 			break;

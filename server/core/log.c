@@ -9,12 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
 static int log_level = LL_INFO;
 static char log_tag[32] = "tunerd";
+static int log_to_journal;
 
 void log_set_level(int level)
 {
@@ -52,6 +54,25 @@ void log_set_tag(const char *tag)
 	snprintf(log_tag, sizeof(log_tag), "%s", tag);
 }
 
+int log_detect_journal(void)
+{
+	const char *env = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+	int end = 0;
+
+	log_to_journal = 0;
+	if (!env || sscanf(env, "%llu:%llu%n", &dev, &ino, &end) != 2 ||
+	    env[end] || fstat(STDERR_FILENO, &st) < 0)
+		return 0;
+	/* stderr may have been redirected since systemd started us (a
+	 * shell wrapper, 2>file): then the variable is about stdout or a
+	 * parent, not about these lines. */
+	log_to_journal = (unsigned long long)st.st_dev == dev &&
+			 (unsigned long long)st.st_ino == ino;
+	return log_to_journal;
+}
+
 static const char *level_name(int level)
 {
 	switch (level) {
@@ -75,13 +96,23 @@ void log_vmsg(int level, const char *fmt, va_list ap)
 
 	if (level > log_level)
 		return;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	n = snprintf(line, sizeof(line),
-		     "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s[%d] %s: ",
-		     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-		     tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000, log_tag,
-		     (int)getpid(), level_name(level));
+	if (log_to_journal) {
+		/* The levels are syslog's, as the "<N>" prefix wants. */
+		n = snprintf(line, sizeof(line), "<%d>%s[%d] %s: ",
+			     level < 0   ? 0
+			     : level > 7 ? 7
+					 : level,
+			     log_tag, (int)getpid(), level_name(level));
+	} else {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		gmtime_r(&ts.tv_sec, &tm);
+		n = snprintf(line, sizeof(line),
+			     "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s[%d] %s: ",
+			     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+			     tm.tm_hour, tm.tm_min, tm.tm_sec,
+			     ts.tv_nsec / 1000000, log_tag, (int)getpid(),
+			     level_name(level));
+	}
 	m = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
 	if (m < 0)
 		m = 0;

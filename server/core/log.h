@@ -23,6 +23,14 @@ int log_get_level(void);
 int log_parse_level(const char *name);
 /* The tag each line carries, e.g. "tunerd" or "worker 3"; copied. */
 void log_set_tag(const char *tag);
+/*
+ * When stderr is the journal's stream (systemd sets $JOURNAL_STREAM to
+ * its "device:inode", and stderr still is that file), lines carry a
+ * "<N>" syslog priority prefix (sd-daemon.h's SD_ERR, ...) instead of a
+ * timestamp, which the journal adds itself.  Called once by main(),
+ * before any fork: workers inherit the choice.  Returns 1 when it did.
+ */
+int log_detect_journal(void);
 
 void log_msg(int level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -12,13 +12,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "daemon.h"
 #include "eventbus.h"
+#include "hdhr.h"
 #include "log.h"
 #include "loop.h"
+#include "systemd_notify.h"
 #include "tuner.h"
+#include "tunerd_version.h"
 #include "worker_zygote.h"
 
 #ifndef TUNERD_PLUGIN_DIR
@@ -26,6 +30,10 @@
 #endif
 #ifndef TUNERD_FIRMWARE_DIR
 #define TUNERD_FIRMWARE_DIR "/lib/firmware"
+#endif
+/* The installed dashboard (share/tunerd/web), served when present. */
+#ifndef TUNERD_WEB_ROOT
+#define TUNERD_WEB_ROOT "/usr/local/share/tunerd/web"
 #endif
 
 #define MAX_PLUGIN_DIRS 16
@@ -55,6 +63,7 @@ static const struct option core_opts[] = {
     {"log-level", required_argument, NULL, 'l'},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
 };
 #define CORE_OPTS ((int)(sizeof(core_opts) / sizeof(core_opts[0])))
 
@@ -75,10 +84,13 @@ static void usage(FILE *out)
 		"                      $STATE_DIRECTORY, else %s)\n"
 		"  -v, --verbose       more log (repeatable)\n"
 		"  --log-level LEVEL   err, warn, info or debug\n"
-		"  -h, --help          this text\n",
+		"  -h, --help          this text\n"
+		"  --version           the version\n"
+		"The dashboard is served from %s when it is there\n"
+		"and no --web-root is given (--web-root '' for none).\n",
 		TUNERD_PLUGIN_DIR, TUNERD_FIRMWARE_DIR,
 		DAEMON_DEFAULT_DEADLINE_MS, EVENTBUS_DEFAULT_RING,
-		DAEMON_STATE_DIR);
+		DAEMON_STATE_DIR, TUNERD_WEB_ROOT);
 	for (const struct api_option *o = api_options; o->name; o++) {
 		char left[64];
 
@@ -162,6 +174,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 			usage(stdout);
 			exit(0);
 		}
+		if (c == 'V') {
+			fputs(TUNERD_VERSION_LINE("tunerd"), stdout);
+			exit(0);
+		}
 		if (c >= OPT_API_BASE && o->napi < MAX_API_ARGS) {
 			o->api[o->napi].name =
 			    api_options[c - OPT_API_BASE].name;
@@ -186,6 +202,41 @@ static int parse_args(int argc, char **argv, struct options *o)
 	return 0;
 }
 
+/* The value of a network option given on the command line, or NULL. */
+static const char *api_arg(const struct options *o, const char *name)
+{
+	const char *value = NULL;
+
+	for (int i = 0; i < o->napi; i++)
+		if (!strcmp(o->api[i].name, name))
+			value = o->api[i].value; /* the last one wins */
+	return value;
+}
+
+/*
+ * An installed daemon serves the installed dashboard without being told
+ * where it is; "--web-root ''" serves none.  Only the default may be
+ * missing quietly (a build tree's daemon has none).
+ */
+static void default_web_root(struct options *o)
+{
+	const char *given = api_arg(o, "web-root");
+	struct stat st;
+	int n = 0;
+
+	if (given && *given)
+		return;
+	for (int i = 0; i < o->napi; i++)
+		if (strcmp(o->api[i].name, "web-root"))
+			o->api[n++] = o->api[i];
+	o->napi = n;
+	if (!given && n < MAX_API_ARGS && stat(TUNERD_WEB_ROOT, &st) == 0 &&
+	    S_ISDIR(st.st_mode)) {
+		o->api[o->napi].name = "web-root";
+		o->api[o->napi++].value = TUNERD_WEB_ROOT;
+	}
+}
+
 static void on_signal(struct loop *l, int fd, unsigned int ev, void *arg)
 {
 	struct daemon *d = arg;
@@ -202,10 +253,12 @@ static void on_signal(struct loop *l, int fd, unsigned int ev, void *arg)
 		/* logrotate and "systemctl reload": never a stop. */
 		log_info("%s: reloading the configuration",
 			 strsignal((int)si.ssi_signo));
-		api_reload(d);
+		systemd_notify_reloading();
+		systemd_notify_reloaded(api_reload(d));
 		return;
 	}
 	log_info("%s: shutting down", strsignal((int)si.ssi_signo));
+	systemd_notify_stopping();
 	d->stopping = 1;
 	loop_stop(l);
 }
@@ -252,6 +305,7 @@ static int open_state(struct daemon *d, const struct options *o)
 static int run(struct options *o, const sigset_t *sigs)
 {
 	struct daemon d;
+	struct hdhr *hdhr = NULL;
 	int sfd, ret = 1, err;
 
 	err = daemon_init(&d, &o->cfg);
@@ -276,16 +330,26 @@ static int run(struct options *o, const sigset_t *sigs)
 		close(sfd);
 		goto out;
 	}
-	log_info("tunerd %s starting (deadline %u ms, %zu plugin dir(s))",
+	log_info("tunerd " TUNERD_VERSION " %s starting (deadline %u ms, "
+		 "%zu plugin dir(s))",
 		 d.name, d.deadline_ms, (size_t)o->ndirs);
 	err = daemon_start(&d);
 	if (!err)
 		err = api_start(&d);
+	if (!err)
+		err = hdhr_start(&d, &hdhr);
 	if (err) {
 		log_err("cannot start: %s", strerror(-err));
+		api_stop(&d);
 		goto out_sig;
 	}
-	ret = loop_run(d.loop) ? 1 : 0;
+	err = systemd_notify_start(&d, api_arg(o, "listen"));
+	if (err)
+		log_err("systemd: cannot notify: %s", strerror(-err));
+	else
+		ret = loop_run(d.loop) ? 1 : 0;
+	hdhr_stop(hdhr); /* its readers and leases first */
+	systemd_notify_stop();
 	api_stop(&d);
 out_sig:
 	loop_del_fd(d.loop, sfd);
@@ -311,7 +375,9 @@ int main(int argc, char **argv)
 	o.cfg.plugin_dirs = o.dirs;
 	if (!o.cfg.firmware_dir)
 		o.cfg.firmware_dir = TUNERD_FIRMWARE_DIR;
+	default_web_root(&o);
 	log_set_level(o.log_level);
+	log_detect_journal();
 	if (setup_signals(&sigs)) {
 		log_err("cannot block signals");
 		return 1;

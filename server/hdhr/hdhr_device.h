@@ -15,6 +15,16 @@ struct state_dir;
 #define HDHR_DEVICE_DOC "hdhomerun"
 
 /*
+ * The model the box answers as, on every face (control /sys variables, HTTP
+ * discover.json): a DVB-T HDHomeRun of the fourth generation.  Clients
+ * pick channel maps and features by these names, so they are a real
+ * device's; the version is the libhdhomerun release Debian 12 ships.
+ */
+#define HDHR_MODEL            "hdhomerun4_dvbt" /* /sys/model, FirmwareName */
+#define HDHR_HWMODEL          "HDHR4-2DT"       /* /sys/hwmodel, ModelNumber */
+#define HDHR_FIRMWARE_VERSION "20220303"
+
+/*
  * The device id kept in sd, or a new random valid one written there
  * first (sd NULL: a new one, kept nowhere).  A stored id that fails the
  * check digit is replaced, with a log line.  0, or -errno of the write

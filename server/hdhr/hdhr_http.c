@@ -25,6 +25,7 @@
 
 #include "channel_list.h"
 #include "daemon.h"
+#include "hdhr.h"
 #include "hdhr_device.h"
 #include "hdhr_http.h"
 #include "http_front.h"
@@ -33,15 +34,7 @@
 #include "rest.h"
 #include "scan_job.h"
 
-#ifndef TUNERD_VERSION
-#define TUNERD_VERSION "0"
-#endif
-
-/* What HDHomeRun clients read a device as: a DVB-T model (clients pick
- * their behaviour by model number). */
-#define HDHR_MODEL_NUMBER "HDHR5-4DT"
-#define HDHR_FIRMWARE     "hdhomerun5_dvbt"
-#define HDHR_HOST_MAX     256
+#define HDHR_HOST_MAX 256
 
 struct hdhr_http {
 	uint32_t device_id;  /* 0: not read yet (a valid id is never 0) */
@@ -184,11 +177,11 @@ static enum MHD_Result discover_json(struct rest_req *r)
 	return rest_reply(
 	    r, 200,
 	    json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i}",
-		      "FriendlyName", name, "ModelNumber", HDHR_MODEL_NUMBER,
-		      "FirmwareName", HDHR_FIRMWARE, "FirmwareVersion",
-		      TUNERD_VERSION, "DeviceID", id, "DeviceAuth", auth,
+		      "FriendlyName", name, "ModelNumber", HDHR_HWMODEL,
+		      "FirmwareName", HDHR_MODEL, "FirmwareVersion",
+		      HDHR_FIRMWARE_VERSION, "DeviceID", id, "DeviceAuth", auth,
 		      "BaseURL", base, "LineupURL", lineup, "TunerCount",
-		      (int)hdhr_tuner_count(r->net)));
+		      (int)hdhr_tuner_count(r->net->d)));
 }
 
 static json_t *lineup_entry(json_t *ch, const char *base)

@@ -80,8 +80,7 @@ int hdhr_tuner_free(struct net_api *net, uint32_t tuner,
 		    const struct tstub_params *p);
 /* The first free tuner for p (NULL: any), or 0 when none is. */
 uint32_t hdhr_tuner_pick(struct net_api *net, const struct tstub_params *p);
-/* Tuners the box has now (the TunerCount). */
-unsigned int hdhr_tuner_count(struct net_api *net);
+
 /* The params of a tune to freq Hz: the channel list's multiplex there,
  * else the first digital system of the first chip that covers it.
  * 0, or -ENOENT. */

@@ -93,15 +93,6 @@ uint32_t hdhr_tuner_pick(struct net_api *net, const struct tstub_params *p)
 	return 0;
 }
 
-unsigned int hdhr_tuner_count(struct net_api *net)
-{
-	unsigned int n = 0;
-
-	for (struct tuner *t = tuner_first(net->d); t; t = tuner_next(t))
-		n++;
-	return n;
-}
-
 static int mux_params(struct net_api *net, uint32_t freq,
 		      struct tstub_params *out)
 {

@@ -321,6 +321,20 @@ static int config_finish(json_t *root, struct api_config *cfg, char *err,
 	return ret;
 }
 
+/*
+ * jansson's syntax errors quote the text they stopped at ("... near
+ * '\"abc'"), which may be the start of a token: the quote is cut, the
+ * line number says where to look.
+ */
+static const char *syntax_error(json_error_t *jerr)
+{
+	char *near = strstr(jerr->text, " near '");
+
+	if (near)
+		*near = '\0';
+	return jerr->text;
+}
+
 int api_config_parse(const char *text, struct api_config *cfg, char *err,
 		     size_t errlen)
 {
@@ -330,7 +344,7 @@ int api_config_parse(const char *text, struct api_config *cfg, char *err,
 	api_config_init(cfg);
 	if (!root)
 		return api_config_fail(err, errlen, "line %d: %s", jerr.line,
-				       jerr.text);
+			    syntax_error(&jerr));
 	return config_finish(root, cfg, err, errlen);
 }
 
@@ -342,8 +356,8 @@ int api_config_load(const char *path, struct api_config *cfg, char *err,
 
 	api_config_init(cfg);
 	if (!root)
-		return api_config_fail(err, errlen, "%s: line %d: %s", path,
-				       jerr.line, jerr.text);
+		return api_config_fail(err, errlen, "%s: line %d: %s", path, jerr.line,
+			    syntax_error(&jerr));
 	if (config_finish(root, cfg, err, errlen)) {
 		char inner[256];
 

@@ -174,12 +174,13 @@ int command_lease_check(struct command_service *cs, uint32_t tuner,
 		return 0;
 	if (!lease_allows(cs->leases, tuner, id, &l))
 		return conflict(res, tuner, &l);
-	/* The HDHomeRun face's holders ("hdhomerun:<IP>") name their own
-	 * origin (tuner_origin_of()); every other holder is an API's. */
-	if (id && lease_get(cs->leases, tuner, &l))
-		snprintf(label, len, "%s%.*s",
-			 strncmp(l.holder, "hdhomerun:", 10) ? "api:" : "",
-			 utf8_prefix(l.holder, len - 5), l.holder);
+	/* The HDHomeRun face names its clients "hdhomerun:<IP>", as it
+	 * names their leases: that label stays. */
+	if (id && lease_get(cs->leases, tuner, &l) &&
+	    strncmp(label, TUNER_LABEL_HDHOMERUN,
+		    strlen(TUNER_LABEL_HDHOMERUN)))
+		snprintf(label, len, "api:%.*s", utf8_prefix(l.holder, len - 5),
+			 l.holder);
 	return 0;
 }
 

@@ -39,7 +39,7 @@ static json_t *last_change_json(const struct tuner_snapshot *s)
 		return json_null();
 	return json_pack("{s:o, s:s, s:o}", "time",
 			 api_time_json((uint64_t)s->changed_at_ms), "origin",
-			 tuner_origin_of(s->changed_origin, s->changed_by),
+			 tuner_event_origin(s->changed_origin, s->changed_by),
 			 "by", by ? json_string(by) : json_null());
 }
 

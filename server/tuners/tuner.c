@@ -49,13 +49,6 @@ enum tuner_op tuner_op_parse(const char *name)
 	return 0;
 }
 
-const char *tuner_origin_of(enum tuner_origin o, const char *by)
-{
-	if (o == TUNER_ORIGIN_API && by && !strncmp(by, "hdhomerun:", 10))
-		return "hdhomerun";
-	return tuner_origin_name(o);
-}
-
 const char *tuner_origin_name(enum tuner_origin o)
 {
 	switch (o) {
@@ -67,6 +60,14 @@ const char *tuner_origin_name(enum tuner_origin o)
 		return "restore";
 	}
 	return "?";
+}
+
+const char *tuner_event_origin(enum tuner_origin o, const char *by)
+{
+	if (o == TUNER_ORIGIN_API && by &&
+	    !strncmp(by, TUNER_LABEL_HDHOMERUN, strlen(TUNER_LABEL_HDHOMERUN)))
+		return "hdhomerun";
+	return tuner_origin_name(o);
 }
 
 struct tuner *tuner_find(struct daemon *d, uint32_t id)

@@ -133,9 +133,11 @@ unsigned int tuner_forget(struct daemon *d, void *arg);
 const char *tuner_state_name(enum tuner_state s);
 const char *tuner_op_name(enum tuner_op op);
 const char *tuner_origin_name(enum tuner_origin o);
-/* The origin events name: an API command whose label is an HDHomeRun
- * client's ("hdhomerun:<IP>") is "hdhomerun", else tuner_origin_name(). */
-const char *tuner_origin_of(enum tuner_origin o, const char *by);
+/* The label prefix of the HDHomeRun face's clients ("hdhomerun:<IP>"). */
+#define TUNER_LABEL_HDHOMERUN "hdhomerun:"
+/* The events' origin: tuner_origin_name(), but "hdhomerun" for an API
+ * command of the HDHomeRun face (by: its label). */
+const char *tuner_event_origin(enum tuner_origin o, const char *by);
 /* "tune" -> TUNER_OP_TUNE ...; 0 if unknown or not an API op. */
 enum tuner_op tuner_op_parse(const char *name);
 

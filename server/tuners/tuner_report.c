@@ -72,9 +72,9 @@ static json_t *outcome_json(enum tuner_origin origin, const char *by, int err,
 			    const char *message, uint64_t elapsed_ms)
 {
 	json_t *f = json_pack("{s:s,s:s,s:s,s:I}", "origin",
-			      tuner_origin_of(origin, by), "by", by, "result",
-			      err ? api_errno_code(err) : "ok", "elapsed_ms",
-			      (json_int_t)elapsed_ms);
+			      tuner_event_origin(origin, by), "by", by,
+			      "result", err ? api_errno_code(err) : "ok",
+			      "elapsed_ms", (json_int_t)elapsed_ms);
 
 	if (f && err)
 		json_object_set_new(f, "message", json_string(message));

@@ -398,8 +398,8 @@ static void tuner_publish_started(struct tuner *t, enum tuner_origin origin,
 {
 	tuner_publish(t, "tuner.tune_started",
 		      json_pack("{s:s,s:s,s:o}", "origin",
-				tuner_origin_of(origin, by), "by", by, "params",
-				params_to_json(params)));
+				tuner_event_origin(origin, by), "by", by,
+				"params", params_to_json(params)));
 }
 
 static void tuner_on_begin(struct tuner *t, const struct wmsg_begin *m)

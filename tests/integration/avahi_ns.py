@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: MIT
 """A private LAN for DNS-SD tests: a network namespace with a dummy,
-multicast-capable interface (a veth pair), its own D-Bus system bus and its own
-avahi-daemon, so the tests never touch the host's network or Avahi
-(AvahiLan).  NsAvahi is the bus and avahi-daemon alone, for a namespace
-made elsewhere (scripts/fleet.py).
+multicast-capable interface (a veth pair, netns.py), its own D-Bus system
+bus and its own avahi-daemon, so the tests never touch the host's network
+or Avahi (AvahiLan).  NsAvahi is the bus and avahi-daemon alone, for a
+namespace made elsewhere (scripts/fleet.py).
 Needs root (ip netns, mount) and Debian's dbus and avahi-daemon."""
 import os
 import shutil
@@ -11,6 +11,7 @@ import signal
 import subprocess
 
 from harness import wait_for
+from netns import Netns
 
 BUS_CONF = """<!DOCTYPE busconfig PUBLIC
  "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
@@ -142,39 +143,15 @@ class NsAvahi:
 
 
 class AvahiLan(NsAvahi):
-    """Namespace NAME with interface IFACE at ADDR/24, a bus and Avahi."""
+    """A namespace with a veth pair inside (netns.py), a bus and Avahi."""
 
-    def __init__(self, workdir, tag, addr="10.231.0.1", iface="lan0"):
+    def __init__(self, workdir, tag):
         dirpath = os.path.join(workdir, "avahi-" + tag)
         os.makedirs(dirpath)
-        ns = "tunerd-%s-%d" % (tag, os.getpid())
-        self.addr = addr
-        ip("netns", "add", ns)
-        try:
-            # A veth pair, both ends inside: some kernels have no dummy
-            # interfaces, every one that runs containers has veth.
-            for args in (("link", "set", "lo", "up"),
-                         ("link", "add", iface, "type", "veth", "peer",
-                          "name", iface + "p"),
-                         ("link", "set", iface, "multicast", "on"),
-                         ("link", "set", iface + "p", "up"),
-                         ("link", "set", iface, "up"),
-                         ("addr", "add", addr + "/24", "dev", iface)):
-                ip("-n", ns, *args)
-            super().__init__(dirpath, ns, iface)
-        except BaseException:
-            ip("netns", "del", ns, check=False)
-            raise
+        self.netns = Netns("t" + tag[:5], host_link=False, net=231)
+        self.addr = self.netns.addr
+        super().__init__(dirpath, self.netns.name, self.netns.ns_if)
 
     def close(self):
         super().close()
-        ip("netns", "del", self.ns, check=False)
-
-
-def ip(*args, check=True):
-    """Run ip(8); a failure raises with its message."""
-    r = subprocess.run(["ip"] + list(args), capture_output=True, text=True,
-                       timeout=30)
-    if check and r.returncode:
-        raise RuntimeError("ip %s: %s" % (" ".join(args), r.stderr.strip()))
-    return r
+        self.netns.close()

@@ -35,7 +35,10 @@ def channel(svc, params=PSB1):
 
 
 def hdhr_config(**kw):
-    h = {"enabled": True, "allow": ["127.0.0.0/8"], "scan": SCAN}
+    # control_port 0: no control channel on the fixed port 65001, which
+    # the control tests hold (RESOURCE_LOCK hdhomerun_65001)
+    h = {"enabled": True, "allow": ["127.0.0.0/8"], "scan": SCAN,
+         "control_port": 0}
     h.update(kw)
     return {"hdhomerun": h}
 

@@ -59,6 +59,7 @@ static int set_web_root(struct net_api *net, const char *dir)
 		log_warn("http: web root %s: %s", dir, strerror(errno));
 		return 0;
 	}
+	free(net->web_root); /* given twice: the last one serves */
 	net->web_root = strdup(real);
 	return net->web_root ? 0 : -ENOMEM;
 }

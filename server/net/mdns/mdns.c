@@ -25,6 +25,7 @@
 #include "log.h"
 #include "loop.h"
 #include "tuner.h"
+#include "tunerd_version.h"
 
 struct mdns {
 	struct daemon *d;

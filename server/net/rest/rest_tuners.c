@@ -16,10 +16,7 @@
 #include "plugin_host.h"
 #include "rest.h"
 #include "tstub_codec.h"
-
-#ifndef TUNERD_VERSION
-#define TUNERD_VERSION "0.0.0"
-#endif
+#include "tunerd_version.h"
 
 enum MHD_Result rest_get_box(struct rest_req *r)
 {
