@@ -21,7 +21,7 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 FLEET = os.path.join(TOP, "scripts", "fleet.sh")
 BOXES, TUNERS = 4, "mt2060,qt1010"
-WAIT = 60.0
+WAIT = 45.0
 
 
 def needs():
