@@ -346,7 +346,8 @@ def parse_args(argv):
                     "$XDG_RUNTIME_DIR or /tmp, then tunerd-fleet-TAG)")
     ap.add_argument("--timeout", type=int, default=120,
                     help="seconds the whole start may take")
-    ap.add_argument("--scrape-interval", default="5s")
+    ap.add_argument("--scrape-interval", default="5s",
+                    help="Prometheus' scrape interval (default 5s)")
     ap.add_argument("--detach", action="store_true",
                     help="return once up; scripts/fleet.sh --stop ends it")
     ap.add_argument("--stop", action="store_true",
@@ -354,9 +355,11 @@ def parse_args(argv):
     ap.add_argument("--keep", action="store_true",
                     help="keep the run directory (logs) at exit")
     ap.add_argument("--bin", default=os.environ.get(
-        "TUNERD_BIN", os.path.join(TOP, "build", "bin")))
+        "TUNERD_BIN", os.path.join(TOP, "build", "bin")),
+        help="built programs (default $TUNERD_BIN, else build/bin)")
     ap.add_argument("--plugins", default=os.environ.get(
-        "TUNERD_PLUGINS", os.path.join(TOP, "build", "plugins")))
+        "TUNERD_PLUGINS", os.path.join(TOP, "build", "plugins")),
+        help="chip plugins (default $TUNERD_PLUGINS, else build/plugins)")
     opt = ap.parse_args(argv)
     if not re.fullmatch(r"[a-z][a-z0-9]{0,9}", opt.tag):
         ap.error("--tag: 1..10 lower-case letters and digits")
