@@ -155,8 +155,6 @@ const char *tstub_opcode_name(uint16_t opcode)
 		return "GET_STATUS";
 	case TSTUB_GET_FREQUENCY:
 		return "GET_FREQUENCY";
-	case TSTUB_I2C_GATE:
-		return "I2C_GATE";
 	case TSTUB_INTERRUPT:
 		return "INTERRUPT";
 	case TSTUB_BIND:
@@ -169,6 +167,10 @@ const char *tstub_opcode_name(uint16_t opcode)
 		return "PARAMS_CHANGED";
 	case TSTUB_DEMOD_STATUS:
 		return "DEMOD_STATUS";
+	case TSTUB_CMD_BEGIN:
+		return "CMD_BEGIN";
+	case TSTUB_CMD_END:
+		return "CMD_END";
 	}
 	return "UNKNOWN";
 }

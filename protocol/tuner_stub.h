@@ -29,7 +29,7 @@
 #include <linux/types.h>
 
 #define TSTUB_MAJOR 1
-#define TSTUB_MINOR 1
+#define TSTUB_MINOR 2
 
 /* Largest message either side sends or accepts, header included. */
 #define TSTUB_MSG_MAX 2048
@@ -59,7 +59,7 @@ enum tstub_opcode {
 	TSTUB_SET_PARAMS = 0x22,
 	TSTUB_GET_STATUS = 0x23,
 	TSTUB_GET_FREQUENCY = 0x24,
-	TSTUB_I2C_GATE = 0x25,
+	/* 0x25: TSTUB_I2C_GATE until 1.1, retired in 1.2, never reused */
 	TSTUB_INTERRUPT = 0x26,	/* notification */
 
 	/* daemon -> stub, tuner channel */
@@ -68,6 +68,8 @@ enum tstub_opcode {
 	TSTUB_BRIDGE_CTRL = 0x42,
 	TSTUB_PARAMS_CHANGED = 0x43,	/* notification */
 	TSTUB_DEMOD_STATUS = 0x44,
+	TSTUB_CMD_BEGIN = 0x45,	/* 1.2, TSTUB_CAP_CMD_BRACKET */
+	TSTUB_CMD_END = 0x46,
 };
 
 /* hdr.flags */
@@ -87,6 +89,7 @@ struct tstub_hdr {
 #define TSTUB_CAP_INTERRUPT 0x0002	/* stub sends TSTUB_INTERRUPT */
 #define TSTUB_CAP_DEMOD_STATUS 0x0004	/* stub answers TSTUB_DEMOD_STATUS */
 #define TSTUB_CAP_DVB_ADAPTER 0x0008	/* 1.1: tstub_attach.dvb_adapter valid */
+#define TSTUB_CAP_CMD_BRACKET 0x0010	/* 1.2: stub takes CMD_BEGIN/CMD_END */
 #define TSTUB_CAP_EXT (1ULL << 63)	/* reserved: flags continue elsewhere */
 
 struct tstub_init {
@@ -242,12 +245,6 @@ struct tstub_freq {
 	__u32 padding;
 };
 
-/* TSTUB_I2C_GATE request. */
-struct tstub_gate {
-	__u32 open;		/* 1 open, 0 close */
-	__u32 padding;
-};
-
 /* TSTUB_INTERRUPT notification: the stub gave up on a request. */
 struct tstub_interrupt {
 	__u64 unique;		/* the request given up */
@@ -311,6 +308,8 @@ static inline int tstub_body_size(__u16 opcode, int reply)
 		return reply ? 0 : (int)sizeof(struct tstub_client);
 	case TSTUB_TUNER_INIT:
 	case TSTUB_TUNER_SLEEP:
+	case TSTUB_CMD_BEGIN:
+	case TSTUB_CMD_END:
 		return 0;
 	case TSTUB_SET_PARAMS:
 		return reply ? 0 : (int)sizeof(struct tstub_params);
@@ -319,8 +318,6 @@ static inline int tstub_body_size(__u16 opcode, int reply)
 		return reply ? (int)sizeof(struct tstub_status) : 0;
 	case TSTUB_GET_FREQUENCY:
 		return reply ? (int)sizeof(struct tstub_freq) : 0;
-	case TSTUB_I2C_GATE:
-		return reply ? 0 : (int)sizeof(struct tstub_gate);
 	case TSTUB_INTERRUPT:
 		return reply ? -1 : (int)sizeof(struct tstub_interrupt);
 	case TSTUB_BIND:

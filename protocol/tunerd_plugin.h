@@ -100,7 +100,9 @@ struct tunerd_plugin_ops {
 	int (*get_status)(void *priv, struct tstub_status *status);
 	/* Optional (NULL): the frequency actually tuned after rounding. */
 	int (*get_frequency)(void *priv, struct tstub_freq *freq);
-	/* Optional (NULL): the chip needs no gate handling. */
+	/* Not called since stub ABI 1.2 retired TSTUB_I2C_GATE (the bridge's
+	 * demodulator gate is the stub's business); kept so the ops table
+	 * keeps its layout.  Leave NULL. */
 	int (*i2c_gate)(void *priv, int open);
 
 	void *reserved[8];

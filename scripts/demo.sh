@@ -5,6 +5,8 @@
 # script prints a stream URL for VLC or ffplay: the box's test card (made
 # by ffmpeg on the first run, cached in the run directory).  Ctrl-C stops
 # both.
+# A second box (two tuners, its daemon on PORT+1, the first box's page
+# listed in its CORS origins) makes the dashboard a console of two boxes.
 # Environment: PORT (default 8080), LISTEN (default 127.0.0.1),
 # TUNERS (default mt2060,qt1010,xc3028,mt2060,xc3028,qt1010).
 set -euo pipefail
@@ -40,6 +42,23 @@ build/bin/tunerd --stub "sim:$run/sim.sock" --plugin-dir build/plugins \
 	--firmware-dir "$run/fw" --web-root "$top/web" \
 	--listen "$listen:$port" --name demo-box --state-dir "$run/state" \
 	2>"$run/tunerd.log" &
+pids+=($!)
+
+# the second box: its own simulated box, state and config
+port2=$((port + 1))
+mkdir -p "$run/b"
+cat >"$run/b/tunerd.json" <<EOT
+{"name":"demo-box-2","cors":{"origins":["http://$listen:$port","http://127.0.0.1:$port","http://localhost:$port"]}}
+EOT
+build/bin/tunerd-simbox --socket "$run/b/sim.sock" --app-socket "$run/b/app.sock" \
+	--tuners mt2060,xc3028 --env kmod/sim/env/uk-crystal-palace.env \
+	--firmware "$run/fw/xc3028-v27.fw" 2>"$run/b/simbox.log" &
+pids+=($!)
+for _ in $(seq 100); do [ -S "$run/b/sim.sock" ] && break; sleep 0.05; done
+build/bin/tunerd --stub "sim:$run/b/sim.sock" --plugin-dir build/plugins \
+	--firmware-dir "$run/fw" --listen "$listen:$port2" \
+	--config "$run/b/tunerd.json" --state-dir "$run/b/state" \
+	2>"$run/b/tunerd.log" &
 pids+=($!)
 
 # the API from here (a wildcard listen address is reached on loopback)
@@ -84,7 +103,8 @@ fi
 
 cat <<EOT
 tunerd demo box is up.
-  dashboard:   http://$listen:$port/
+  console:     http://$listen:$port/#box=http://$listen:$port2
+               (both boxes; the second is kept in the browser once added)
   stream:      $stream
                (BBC ONE's test card on tuner 1; the whole multiplex without ?service=)
   play it:     vlc '$stream'
@@ -93,6 +113,7 @@ tunerd demo box is up.
   events:      curl -N http://$listen:$port/api/v1/events
   kernel side: build/bin/tunerd-simctl -s $run/app.sock tune 1 DVBT 482000000 8000000
   logs:        $run/simbox.log  $run/tunerd.log  (I2C trace: $run/i2c.trace)
-Ctrl-C stops the box.
+               second box: $run/b/
+Ctrl-C stops both boxes.
 EOT
 wait -n "${pids[@]}"

@@ -8,10 +8,12 @@ set -euo pipefail
 # libdvbpsi-dev: the simulated box's PSI/SI tables and the streams'
 # rewritten PAT.  libdvbv5-dev (which needs libudev-dev for its pkg-config
 # file): the streams' PAT/PMT parsing, the scan's PAT/SDT/NIT parsing and
-# the dvbv5 channel files.
+# the dvbv5 channel files.  libsqlite3-dev: the tuners' history
+# (server/history) in the state directory.
 build_pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev libhdhomerun-dev
 	libwebsockets-dev libwebsockets-evlib-uv libuv1-dev libcurl4-openssl-dev
-	libdvbv5-dev libudev-dev libdvbpsi-dev libavahi-client-dev)
+	libdvbv5-dev libudev-dev libdvbpsi-dev libavahi-client-dev
+	libsqlite3-dev)
 # libmosquitto-dev: the MQTT bridge (server/net/mqtt); libssl-dev: its
 # SSL_pending() check of the TLS connection's buffered bytes.
 build_pkgs+=(libmosquitto-dev libssl-dev)
@@ -36,6 +38,10 @@ test_pkgs+=(mosquitto mosquitto-clients python3-paho-mqtt openssl)
 # Python package (clients/python) and its pytest suite, which also installs
 # it into a venv with pip.
 test_pkgs+=(python3-requests python3-pytest python3-venv python3-pip)
+# nodejs, npm: the console's browser test (tests/integration/test_console.py)
+# installs puppeteer-core from its package-lock.json with npm ci and drives
+# the Debian chromium with it; scripts/vendor_uplot.sh uses npm pack.
+test_pkgs+=(nodejs npm)
 # hdhomerun-config: the real HDHomeRun client drives the box's HDHomeRun
 # face; iproute2: those tests put the clients in a network namespace.
 test_pkgs+=(hdhomerun-config iproute2)

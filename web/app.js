@@ -1,230 +1,188 @@
-// tunerd dashboard: the tuners of one box, live over the event stream.
-// A token, if the box needs one, comes from the URL (#token=...) and is
-// kept in sessionStorage; it travels as a Bearer header (REST) and as a
-// "bearer.<token>" WebSocket subprotocol (browsers cannot set headers there).
-'use strict';
+// tunerd console: the tuners of every box the user added, in one grid,
+// with live and historical plots, tune and lease controls the caller's
+// role allows, and one event log.  Boxes (URL and token) are kept in
+// localStorage; the box serving the page is the first one by default.
+// A link may carry a token as #token=... (a fragment never reaches a
+// server or its log): it becomes this box's token and leaves the URL.
+import { BoxClient, STATES } from './box_client.js';
+import { TunerCard } from './tuner_card.js';
+import { EventLog } from './event_log.js';
 
-const api = '/api/v1';
-const tuners = new Map(); // id -> {data, el}
-let channels = []; // the box's channel list (empty without the channels API)
-let lastSeq = null;
-let backoff = 500;
+const STORE = 'tunerd-console-boxes';
+const boxes = []; // BoxClient, in the order shown
+const cards = new Map(); // `${box.url}#${id}` -> TunerCard
+const log = new EventLog();
+const rangeSel = document.getElementById('range');
+const rangeMs = () => Number(rangeSel.value) * 1000;
 
-const hashToken = new URLSearchParams(location.hash.slice(1)).get('token');
-if (hashToken) {
-  sessionStorage.setItem('tunerd-token', hashToken);
-  history.replaceState(null, '', location.pathname);
+function saved() {
+  try { return JSON.parse(localStorage.getItem(STORE)) || null; } catch (e) { return null; }
 }
-const token = sessionStorage.getItem('tunerd-token');
 
-async function call(method, path, body) {
-  const headers = { 'Accept': 'application/json' };
-  if (token) headers['Authorization'] = 'Bearer ' + token;
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
-  const res = await fetch(api + path, {
-    method, headers, body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  const json = text ? JSON.parse(text) : {};
-  if (!res.ok) {
-    const e = json.error || { code: String(res.status), message: res.statusText };
-    throw Object.assign(new Error(e.message), { code: e.code, details: e.details });
+function save() {
+  localStorage.setItem(STORE, JSON.stringify(boxes.map((b) => ({ url: b.url, token: b.token }))));
+}
+
+// The fragment may also name more boxes, #box=http://box2:8080 (repeated):
+// added without a token unless already kept (a demo's link).
+function initialBoxes() {
+  const hash = new URLSearchParams(location.hash.slice(1));
+  const hashToken = hash.get('token');
+  if (location.hash) history.replaceState(null, '', location.pathname + location.search);
+  const own = location.protocol.startsWith('http') ? location.origin : null;
+  let list = saved();
+  if (!list) list = own ? [{ url: own, token: '' }] : [];
+  if (hashToken && own) {
+    const mine = list.find((b) => b.url === own);
+    if (mine) mine.token = hashToken;
+    else list.unshift({ url: own, token: hashToken });
   }
-  return json;
-}
-
-// A stream URL a player can open: players send no headers, so the token
-// (if the page has one) goes in the query.
-function streamUrl(id, service) {
-  const q = new URLSearchParams();
-  if (service !== undefined) q.set('service', service);
-  if (token) q.set('access_token', token);
-  const qs = q.toString();
-  return `${location.origin}${api}/tuners/${id}/stream${qs ? '?' + qs : ''}`;
-}
-
-const mhz = (hz) => (hz / 1e6).toFixed(3).replace(/\.?0+$/, '') + ' MHz';
-const fmtMeasure = (m) => (m ? `${m.value.toFixed(1)} ${m.unit}` : '-');
-
-function paramsText(p) {
-  if (!p) return 'not tuned';
-  let s = `${p.delivery_system} ${mhz(p.frequency)}`;
-  if (p.bandwidth) s += ` / ${p.bandwidth / 1e6} MHz`;
-  if (p.symbol_rate) s += ` / ${p.symbol_rate / 1000} kS/s`;
-  if (p.standard) s += ` ${p.standard}`;
-  return s;
-}
-
-function makeCard(t) {
-  const el = document.getElementById('tuner-card').content.firstElementChild.cloneNode(true);
-  const sel = el.querySelector('select[name=delivery_system]');
-  for (const ds of t.delivery_systems || []) sel.add(new Option(ds, ds));
-  el.querySelector('form').addEventListener('submit', (ev) => {
-    ev.preventDefault();
-    tune(t.id, new FormData(ev.target), el);
-  });
-  el.querySelector('.t-stream').href = streamUrl(t.id);
-  renderChannels(el, t.id);
-  document.getElementById('tuners').append(el);
-  return el;
-}
-
-// The channel list of one card: name, LCN, a tune button, a stream link
-// per service.  Hidden while the box has no channels.
-function renderChannels(el, id) {
-  const box = el.querySelector('.t-channels');
-  box.hidden = channels.length === 0;
-  el.querySelector('.t-channel-count').textContent = `(${channels.length})`;
-  const body = box.querySelector('tbody');
-  body.replaceChildren();
-  for (const ch of channels) {
-    const tr = document.createElement('tr');
-    tr.innerHTML = '<td class="c-lcn"></td><td class="c-name"></td><td><button class="c-tune">tune</button></td>' +
-      '<td><a class="c-stream" target="_blank" rel="noopener">stream</a></td>';
-    tr.querySelector('.c-lcn').textContent = ch.lcn ?? '-';
-    tr.querySelector('.c-name').textContent = ch.name;
-    tr.querySelector('.c-name').title = `${paramsText(ch.params)} · service ${ch.service_id} · ${ch.type}`;
-    tr.querySelector('.c-stream').href = streamUrl(id, ch.service_id);
-    tr.querySelector('.c-tune').addEventListener('click', () => tuneChannel(id, ch.name, el));
-    body.append(tr);
+  for (const u of hash.getAll('box')) {
+    let url;
+    try { url = new URL(u).origin; } catch (e) { continue; }
+    if (!list.some((b) => b.url === url)) list.push({ url, token: '' });
   }
+  return list;
 }
 
-async function loadChannels() {
-  try {
-    channels = (await call('GET', '/channels')).channels || [];
-  } catch (e) {
-    channels = []; // a box without the channels API, or no right to read it
-  }
-  for (const [id, entry] of tuners) renderChannels(entry.el, id);
+// A box removed (or logged in again) while its load was under way must
+// not bring its cards back.
+const hooks = {
+  onChange: () => renderBoxes(),
+  onLoad: (box) => { if (boxes.includes(box)) { renderBoxCards(box); renderBoxes(); } },
+  onEvent: (box, ev) => onEvent(box, ev),
+};
+
+function addBox(url, token) {
+  const box = new BoxClient(url, token, hooks);
+  boxes.push(box);
+  box.start();
+  return box;
 }
 
-async function tuneChannel(id, name, el) {
-  const err = el.querySelector('.t-error');
-  err.textContent = `tuning to ${name}...`;
-  try {
-    const r = await call('POST', `/tuners/${id}/tune`, { channel: name });
-    err.textContent = '';
-    refreshTuner(id);
-    renderStatus(el, r.status);
-  } catch (e) {
-    err.textContent = `${e.code}: ${e.message}`;
+function removeBox(box) {
+  box.stop();
+  boxes.splice(boxes.indexOf(box), 1);
+  for (const [key, c] of cards) if (c.box === box) { c.el.remove(); cards.delete(key); }
+  save();
+  renderBoxes();
+}
+
+// A new token for a box: its client starts over, so that the role and
+// what the cards offer follow the token.
+function login(box, token) {
+  const i = boxes.indexOf(box);
+  removeBox(box);
+  const fresh = new BoxClient(box.url, token, hooks);
+  boxes.splice(i, 0, fresh);
+  save();
+  fresh.start();
+}
+
+function renderBoxCards(box) {
+  for (const [key, c] of cards) if (c.box === box) { c.el.remove(); cards.delete(key); }
+  const grid = document.getElementById('tuners');
+  // Cards keep the order of the boxes, then of the tuner ids.
+  const next = boxes.slice(boxes.indexOf(box) + 1).map((b) => grid.querySelector(`[data-box="${CSS.escape(b.url)}"]`)).find(Boolean);
+  for (const t of [...box.tuners.values()].sort((a, b) => a.id - b.id)) {
+    const card = new TunerCard(box, t, { rangeMs });
+    cards.set(`${box.url}#${t.id}`, card);
+    grid.insertBefore(card.el, next || null);
+    card.attach();
+    card.renderChannels();
   }
 }
 
-function renderStatus(el, st) {
-  const lock = !!(st && st.fe_status && st.fe_status.lock);
-  el.querySelector('.lock').classList.toggle('locked', lock);
-  el.querySelector('.lock-text').textContent = lock ? 'lock' : 'no lock';
-  const sig = st && st.signal_strength, cnr = st && st.cnr;
-  el.querySelector('.v-signal').textContent = fmtMeasure(sig);
-  el.querySelector('.v-cnr').textContent = fmtMeasure(cnr);
-  el.querySelector('.m-signal').value = sig && sig.unit === 'dBm' ? sig.value : -100;
-  el.querySelector('.m-cnr').value = cnr && cnr.unit === 'dB' ? cnr.value : 0;
-}
-
-function render(t) {
-  let entry = tuners.get(t.id);
-  if (!entry) entry = { el: makeCard(t) };
-  entry.data = t;
-  tuners.set(t.id, entry);
-  const el = entry.el;
-  el.querySelector('.t-id').textContent = '#' + t.id;
-  el.querySelector('.t-chip').textContent = `${t.chip.vendor} ${t.chip.name}`;
-  el.querySelector('.t-state').textContent = t.state + (t.lease ? ` · leased by ${t.lease.holder}` : '');
-  el.querySelector('.t-bridge').textContent = `${t.bridge.name}, I2C ${t.bridge.adapter}:0x${t.bridge.i2c_addr.toString(16)}`;
-  el.querySelector('.t-params').textContent = paramsText(t.params);
-  const lc = t.last_change;
-  el.querySelector('.t-last').textContent = lc ? `last change ${lc.time} by ${lc.origin}` : '';
-  renderStatus(el, t.status);
-}
-
-async function tune(id, form, el) {
-  const body = {
-    delivery_system: form.get('delivery_system'),
-    frequency: Math.round(parseFloat(form.get('frequency')) * 1e6),
-  };
-  if (form.get('bandwidth')) body.bandwidth = Number(form.get('bandwidth'));
-  const err = el.querySelector('.t-error');
-  err.textContent = 'tuning...';
-  try {
-    const r = await call('POST', `/tuners/${id}/tune`, body);
-    err.textContent = '';
-    refreshTuner(id);
-    renderStatus(el, r.status);
-  } catch (e) {
-    err.textContent = `${e.code}: ${e.message}`;
+// Rows are kept and updated in place: a token being typed into one box's
+// login form survives another box's state change.
+const rows = new Map(); // BoxClient -> li
+function renderBoxes() {
+  const ul = document.getElementById('box-list');
+  for (const [box, li] of rows) if (!boxes.includes(box)) { li.remove(); rows.delete(box); }
+  for (const box of boxes) {
+    if (!rows.has(box)) rows.set(box, boxRow(box));
+    const li = rows.get(box);
+    updateRow(box, li);
+    ul.append(li); // in the boxes' order
   }
+  const live = boxes.filter((b) => b.state === 'live').length;
+  const conn = document.getElementById('conn');
+  conn.className = 'conn ' + (boxes.length && live === boxes.length ? 'up' : 'down');
+  conn.textContent = boxes.length && live === boxes.length ? 'events: live' : `events: ${live}/${boxes.length} live`;
+  document.getElementById('box-name').textContent = boxes.map((b) => b.name).join(' · ');
+  log.setBoxes(boxes);
+  const needs = boxes.find((b) => b.state === 'login');
+  if (needs) document.getElementById('boxes').open = true;
 }
 
+function updateRow(box, li) {
+  li.querySelector('.b-name').textContent = box.name;
+  const st = li.querySelector('.b-state');
+  st.textContent = STATES[box.state] || box.state;
+  st.dataset.state = box.state;
+  st.title = box.detail || '';
+  li.querySelector('.b-role').textContent = box.role ? `role: ${box.role}` : '';
+}
+
+function boxRow(box) {
+  const li = document.getElementById('box-row').content.firstElementChild.cloneNode(true);
+  li.dataset.box = box.url;
+  li.querySelector('.b-url').textContent = box.url;
+  const form = li.querySelector('form.b-login');
+  form.addEventListener('submit', (ev) => { ev.preventDefault(); login(box, form.elements.token.value.trim()); });
+  li.querySelector('.b-remove').addEventListener('click', () => removeBox(box));
+  li.querySelector('.b-remove').setAttribute('aria-label', `remove box ${box.url}`);
+  return li;
+}
+
+function onEvent(box, ev) {
+  if (ev.type === 'gap') { log.add(box, ev); box.load(); return; }
+  if (ev.type === 'scan.done') box.loadChannels().then(() => { for (const c of cards.values()) if (c.box === box) c.renderChannels(); });
+  log.add(box, ev);
+  if (ev.tuner === undefined) return;
+  const card = cards.get(`${box.url}#${ev.tuner}`);
+  if (!card) return;
+  if (ev.type.startsWith('lease.')) card.leaseEvent(ev);
+  if (ev.type === 'tuner.status') card.status(ev.status, Date.parse(ev.time) || Date.now());
+  else refresh(card);
+}
+
+// Several events of one tuner close together: one GET after them.
 const pending = new Set();
-function refreshTuner(id) {
-  if (pending.has(id)) return;
-  pending.add(id);
+function refresh(card) {
+  if (pending.has(card)) return;
+  pending.add(card);
   setTimeout(async () => {
-    pending.delete(id);
-    try { render(await call('GET', `/tuners/${id}`)); } catch (e) { /* next event retries */ }
+    pending.delete(card);
+    try { card.update(await card.box.refreshTuner(card.id)); } catch (e) { /* the next event retries */ }
   }, 150);
 }
 
-function logEvent(ev) {
-  const li = document.createElement('li');
-  const rest = Object.entries(ev)
-    .filter(([k]) => !['seq', 'time', 'type', 'box'].includes(k))
-    .map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : v}`).join(' ');
-  li.innerHTML = '<span class="seq"></span> <span class="type"></span> <span class="rest"></span>';
-  li.querySelector('.seq').textContent = ev.seq ?? '';
-  li.querySelector('.type').textContent = ev.type;
-  li.querySelector('.rest').textContent = rest;
-  li.title = JSON.stringify(ev);
-  const log = document.getElementById('log');
-  log.prepend(li);
-  while (log.children.length > 300) log.lastChild.remove();
-}
-
-function onEvent(ev) {
-  if (typeof ev.seq === 'number') lastSeq = ev.seq;
-  if (ev.type === 'gap') { logEvent(ev); load(); return; }
-  if (ev.type === 'scan.done') loadChannels();
-  if (ev.type !== 'tuner.status') logEvent(ev);
-  if (ev.tuner === undefined) return;
-  const entry = tuners.get(ev.tuner);
-  if (ev.type === 'tuner.status' && entry && ev.status && ev.status.fe_status) {
-    renderStatus(entry.el, ev.status);
-  } else {
-    refreshTuner(ev.tuner);
+document.getElementById('add-box').addEventListener('submit', (ev) => {
+  ev.preventDefault();
+  const e = ev.target.elements;
+  let url;
+  try { url = new URL(e.url.value.trim()).origin; } catch (err) {
+    document.getElementById('add-error').textContent = 'not a URL: ' + e.url.value;
+    return;
   }
-}
-
-function connect() {
-  const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
-  const q = lastSeq === null ? '' : `?since=${lastSeq}`;
-  const protocols = ['tunerd.v1'];
-  if (token) protocols.push('bearer.' + token);
-  const ws = new WebSocket(`${proto}//${location.host}${api}/events${q}`, protocols);
-  const conn = document.getElementById('conn');
-  ws.onopen = () => { conn.className = 'conn up'; conn.textContent = 'events: live'; backoff = 500; };
-  ws.onmessage = (m) => { try { onEvent(JSON.parse(m.data)); } catch (e) { /* ignore */ } };
-  ws.onclose = () => {
-    conn.className = 'conn down';
-    conn.textContent = 'events: reconnecting';
-    setTimeout(connect, backoff);
-    backoff = Math.min(backoff * 2, 10000);
-  };
-}
-
-async function load() {
-  try {
-    const box = await call('GET', '/box');
-    document.getElementById('box-name').textContent = box.name;
-    document.getElementById('box-info').textContent =
-      `${box.tuners} tuners · stub ${box.stub.kind} (ABI ${box.stub.abi}, ${box.stub.connected ? 'connected' : 'disconnected'}) · v${box.version}`;
-    if (lastSeq === null && box.events) lastSeq = box.events.next_seq - 1;
-    for (const t of (await call('GET', '/tuners')).tuners) render(t);
-    await loadChannels();
-  } catch (e) {
-    document.getElementById('box-info').textContent = `cannot reach the box: ${e.message}`;
+  if (boxes.some((b) => b.url === url)) {
+    document.getElementById('add-error').textContent = 'already added: ' + url;
+    return;
   }
-}
+  document.getElementById('add-error').textContent = '';
+  addBox(url, e.token.value.trim());
+  save();
+  ev.target.reset();
+  renderBoxes();
+});
 
-load().then(connect);
+rangeSel.addEventListener('change', () => { for (const c of cards.values()) c.setRange(rangeMs()); });
+setInterval(() => { for (const c of cards.values()) c.tick(); }, 1000);
+
+// For the browser tests and the devtools console: the boxes' clients.
+window.tunerdConsole = { boxes };
+
+for (const b of initialBoxes()) addBox(b.url, b.token);
+save();
+renderBoxes();

@@ -50,6 +50,7 @@ struct ctl_opts {
 	const char *holder;
 	const char *renew;
 	const char *types;
+	bool status_events; /* watch --status: show tuner.status */
 	const char *tuners;
 	long count;
 

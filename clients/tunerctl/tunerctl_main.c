@@ -41,9 +41,12 @@ static const char usage_text[] =
     "  lease [BOX:]ID --renew ID [--ttl S]\n"
     "                                  renew a lease\n"
     "  release [BOX:]ID LEASE_ID       give a lease back\n"
-    "  watch [--types T,...] [--tuner ID,...] [--count N]\n"
+    "  watch [--types T,...] [--tuner ID,...] [--count N] [--status]\n"
     "                                  live events of all boxes until "
-    "Ctrl-C\n"
+    "Ctrl-C;\n"
+    "                                  tuner.status only with --status "
+    "or\n"
+    "                                  when --types names it\n"
     "  stream [BOX:]ID [--pids P,... | --service SID] [--lease ID]\n"
     "         [--duration S] [--progress] > FILE.ts\n"
     "                                  the tuner's MPEG transport stream "
@@ -126,6 +129,7 @@ enum opt_id {
 	OPT_SYSTEM,
 	OPT_CHANNEL,
 	OPT_LCN,
+	OPT_STATUS,
 	OPT_VERSION,
 };
 
@@ -161,6 +165,7 @@ static const struct option long_opts[] = {
     {"system", required_argument, NULL, OPT_SYSTEM},
     {"channel", required_argument, NULL, OPT_CHANNEL},
     {"lcn", required_argument, NULL, OPT_LCN},
+    {"status", no_argument, NULL, OPT_STATUS},
     {NULL, 0, NULL, 0},
 };
 
@@ -190,7 +195,8 @@ static const struct command commands[] = {
 	 CMD_OPT_BIT(OPT_HOLDER) | CMD_OPT_BIT(OPT_RENEW)},
     {"release", 2, 2, "[BOX:]ID LEASE_ID", 0},
     {"watch", 0, 0, "no arguments",
-     CMD_OPT_BIT(OPT_TYPES) | CMD_OPT_BIT(OPT_TUNER) | CMD_OPT_BIT(OPT_COUNT)},
+     CMD_OPT_BIT(OPT_TYPES) | CMD_OPT_BIT(OPT_TUNER) | CMD_OPT_BIT(OPT_COUNT) |
+	 CMD_OPT_BIT(OPT_STATUS)},
     {"stream", 1, 1, "[BOX:]ID",
      CMD_OPT_BIT(OPT_PIDS) | CMD_OPT_BIT(OPT_SERVICE) | CMD_OPT_BIT(OPT_LEASE) |
 	 CMD_OPT_BIT(OPT_PROGRESS) | CMD_OPT_BIT(OPT_DURATION)},
@@ -305,6 +311,9 @@ static int stream_scan_opt(struct ctl_opts *o, int id, const char *arg)
 		return 0;
 	case OPT_DVBV5:
 		o->dvbv5 = true;
+		return 0;
+	case OPT_STATUS:
+		o->status_events = true;
 		return 0;
 	case OPT_DURATION:
 		if (ctl_parse_seconds_ms(arg, &o->duration_ms))

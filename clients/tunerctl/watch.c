@@ -108,6 +108,17 @@ static void give_up(struct watch_box *b, int code)
 		b->w->exit_code = code;
 }
 
+/* tuner.status is a sample of values that other events already mark
+ * when they matter (tuner.lock, tuner.tune): watch shows it when asked,
+ * with --status or by naming it (or a pattern) in --types. */
+static bool hidden_status(const struct ctl_opts *o, json_t *ev)
+{
+	const char *t = json_string_value(json_object_get(ev, "type"));
+
+	return t && !strcmp(t, "tuner.status") && !o->status_events &&
+	       !o->types;
+}
+
 /* One event or control message (gap, closed) from the box. */
 static int on_sse(void *ctx, const char *id, const char *type, const char *data)
 {
@@ -134,6 +145,16 @@ static int on_sse(void *ctx, const char *id, const char *type, const char *data)
 		seq = UINT64_MAX; /* gap, closed: no place in the sequence */
 	if (seq != UINT64_MAX && b->have_seq && seq <= b->last_seq) {
 		json_decref(ev); /* seen before this reconnection */
+		return 0;
+	}
+	if (hidden_status(w->o, ev)) {
+		/* Not shown, but the place to resume from all the same. */
+		if (seq != UINT64_MAX) {
+			b->have_seq = true;
+			b->last_seq = seq;
+			b->have_since = false;
+		}
+		json_decref(ev);
 		return 0;
 	}
 	if (watch_print_event(&w->printer, b->box->name, ev, type))

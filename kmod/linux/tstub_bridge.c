@@ -2,7 +2,8 @@
 /*
  * What the daemon asks of a client's bridge on its tuner
  * channel: I2C transfers, the bridge's tuner callback, the demodulator's
- * view, and params changed elsewhere.
+ * view, params changed elsewhere, and the brackets of its own commands
+ * (the gate and the bridge's lock: tstub_hold.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -22,14 +23,6 @@ static int tstub_i2c_errno(int ret, int nmsgs)
 	if (ret >= 0 || ret == -ENXIO || ret == -EIO)
 		return -EREMOTEIO;
 	return ret;
-}
-
-static void tstub_i2c_gate(struct tstub_tuner *c, int open)
-{
-	struct dvb_frontend *fe = c->fe;
-
-	if (fe && fe->ops.i2c_gate_ctrl)
-		fe->ops.i2c_gate_ctrl(fe, open);
 }
 
 /*
@@ -62,9 +55,7 @@ static int tstub_bridge_i2c(struct tstub_tuner *c, const struct tstub_hdr *h,
 			woff += s->len;
 		}
 	}
-	tstub_i2c_gate(c, 1);
 	ret = i2c_transfer(c->adap, msgs, x->nsegs);
-	tstub_i2c_gate(c, 0);
 	atomic64_inc(&c->stats.i2c_xfers);
 	ret = tstub_i2c_errno(ret, x->nsegs);
 	if (ret)
@@ -100,16 +91,16 @@ static int tstub_bridge_demod(struct tstub_tuner *c, struct tstub_status *st)
 	return c->cfg.demod_status(c->cfg.bridge_priv, st);
 }
 
-static int tstub_bridge_run(struct tstub_tuner *c, const struct tstub_hdr *h,
+/* A request on the bridge, under the gate and lock of its command. */
+static int tstub_bridge_use(struct tstub_tuner *c, const struct tstub_hdr *h,
 			    u8 *rbuf, u32 *rlen)
 {
+	int own = tstub_bridge_enter(c);
 	int ret;
 
-	*rlen = 0;
-	down_read(&c->bridge_sem);
-	if (c->detached) {
-		ret = -ENODEV;
-	} else if (h->opcode == TSTUB_I2C_XFER) {
+	if (own < 0)
+		return own;
+	if (h->opcode == TSTUB_I2C_XFER) {
 		ret = tstub_bridge_i2c(c, h, rbuf, rlen);
 	} else if (h->opcode == TSTUB_BRIDGE_CTRL) {
 		ret = tstub_bridge_ctrl(c, h);
@@ -117,6 +108,25 @@ static int tstub_bridge_run(struct tstub_tuner *c, const struct tstub_hdr *h,
 		ret = tstub_bridge_demod(c, (struct tstub_status *)rbuf);
 		*rlen = sizeof(struct tstub_status);
 	}
+	tstub_bridge_leave(c, own);
+	return ret;
+}
+
+static int tstub_bridge_run(struct tstub_tuner *c, const struct tstub_hdr *h,
+			    u8 *rbuf, u32 *rlen)
+{
+	int ret;
+
+	*rlen = 0;
+	down_read(&c->bridge_sem);
+	if (c->detached)
+		ret = -ENODEV;
+	else if (h->opcode == TSTUB_CMD_BEGIN)
+		ret = tstub_hold_begin(c);
+	else if (h->opcode == TSTUB_CMD_END)
+		ret = tstub_hold_end(c);
+	else
+		ret = tstub_bridge_use(c, h, rbuf, rlen);
 	up_read(&c->bridge_sem);
 	return ret;
 }
@@ -124,8 +134,8 @@ static int tstub_bridge_run(struct tstub_tuner *c, const struct tstub_hdr *h,
 /**
  * tstub_chan_request() - a daemon request on a tuner channel
  * @chan: the channel it was written on
- * @h: the checked message (I2C_XFER, BRIDGE_CTRL, DEMOD_STATUS or
- *	PARAMS_CHANGED)
+ * @h: the checked message (I2C_XFER, BRIDGE_CTRL, DEMOD_STATUS,
+ *	PARAMS_CHANGED, CMD_BEGIN or CMD_END)
  *
  * Runs the request on the bound client's bridge and queues the reply on
  * @chan (PARAMS_CHANGED is a notification: no reply).

@@ -23,7 +23,8 @@
 #include "tstub_priv.h"
 
 #define TSTUB_OFFER (TSTUB_CAP_RESEND | TSTUB_CAP_INTERRUPT | \
-		     TSTUB_CAP_DEMOD_STATUS | TSTUB_CAP_DVB_ADAPTER)
+		     TSTUB_CAP_DEMOD_STATUS | TSTUB_CAP_DVB_ADAPTER | \
+		     TSTUB_CAP_CMD_BRACKET)
 
 static int tstub_i2c_check(const struct tstub_hdr *h)
 {
@@ -226,7 +227,8 @@ static int tstub_handle_request(struct tstub_chan *chan,
 static bool tstub_is_tuner_request(u16 opcode)
 {
 	return opcode == TSTUB_I2C_XFER || opcode == TSTUB_BRIDGE_CTRL ||
-	       opcode == TSTUB_DEMOD_STATUS || opcode == TSTUB_PARAMS_CHANGED;
+	       opcode == TSTUB_DEMOD_STATUS || opcode == TSTUB_PARAMS_CHANGED ||
+	       opcode == TSTUB_CMD_BEGIN || opcode == TSTUB_CMD_END;
 }
 
 static int tstub_dispatch(struct tstub_chan *chan, const struct tstub_hdr *h)

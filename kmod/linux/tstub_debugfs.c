@@ -76,9 +76,11 @@ static void tstub_tuner_show(struct seq_file *m, struct tstub_tuner *c)
 	seq_printf(m, " timeouts=%lld interrupts=%lld aborts=%lld",
 		   atomic64_read(&s->timeouts), atomic64_read(&s->interrupts),
 		   atomic64_read(&s->aborts));
-	seq_printf(m, " i2c_xfers=%lld i2c_errors=%lld bridge_ctrls=%lld\n",
+	seq_printf(m, " i2c_xfers=%lld i2c_errors=%lld bridge_ctrls=%lld",
 		   atomic64_read(&s->i2c_xfers), atomic64_read(&s->i2c_errors),
 		   atomic64_read(&s->bridge_ctrls));
+	seq_printf(m, " holds=%lld hold_lapses=%lld\n",
+		   atomic64_read(&s->holds), atomic64_read(&s->hold_lapses));
 }
 
 static int tstub_clients_show(struct seq_file *m, void *unused)

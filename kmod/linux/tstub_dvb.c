@@ -17,19 +17,37 @@ static struct tstub_tuner *tstub_fe_client(struct dvb_frontend *fe)
 	return fe->tuner_priv;
 }
 
+/*
+ * One tuner operation: the demodulator's gate is open from before the
+ * daemon's first transfer for it until after its answer (tstub_hold.c).
+ */
+static int tstub_dvb_call(struct dvb_frontend *fe, u16 opcode,
+			  const void *body, u32 body_len, void *reply,
+			  u32 reply_len)
+{
+	struct tstub_tuner *c = tstub_fe_client(fe);
+	int ret;
+
+	if (!c)
+		return -ENODEV;	/* released */
+	tstub_kcmd_begin(c);
+	ret = tstub_call(c, 0, opcode, body, body_len, reply, reply_len);
+	tstub_kcmd_end(c);
+	return ret;
+}
+
 static int tstub_dvb_init(struct dvb_frontend *fe)
 {
 	struct tstub_tuner *c = tstub_fe_client(fe);
 
 	/* A daemon that refused or missed the tuner gets another chance. */
 	tstub_tuner_announce(c);
-	return tstub_call(c, 0, TSTUB_TUNER_INIT, NULL, 0, NULL, 0);
+	return tstub_dvb_call(fe, TSTUB_TUNER_INIT, NULL, 0, NULL, 0);
 }
 
 static int tstub_dvb_sleep(struct dvb_frontend *fe)
 {
-	return tstub_call(tstub_fe_client(fe), 0, TSTUB_TUNER_SLEEP, NULL, 0,
-			  NULL, 0);
+	return tstub_dvb_call(fe, TSTUB_TUNER_SLEEP, NULL, 0, NULL, 0);
 }
 
 static int tstub_dvb_delsys(u32 sys, u32 *delsys)
@@ -98,7 +116,7 @@ static int tstub_dvb_set_params(struct dvb_frontend *fe)
 	ret = tstub_dvb_params(&fe->dtv_property_cache, &p);
 	if (ret)
 		return ret;
-	ret = tstub_call(c, 0, TSTUB_SET_PARAMS, &p, sizeof(p), NULL, 0);
+	ret = tstub_dvb_call(fe, TSTUB_SET_PARAMS, &p, sizeof(p), NULL, 0);
 	if (!ret)
 		tstub_tuner_cache_params(c, &p);
 	return ret;
@@ -125,8 +143,7 @@ static int tstub_dvb_set_analog_params(struct dvb_frontend *fe,
 	if (hz > U32_MAX)
 		return -ERANGE;
 	p.frequency = hz;
-	ret = tstub_call(tstub_fe_client(fe), 0, TSTUB_SET_PARAMS, &p,
-			 sizeof(p), NULL, 0);
+	ret = tstub_dvb_call(fe, TSTUB_SET_PARAMS, &p, sizeof(p), NULL, 0);
 	if (!ret)
 		tstub_tuner_cache_params(tstub_fe_client(fe), &p);
 	return ret;
@@ -134,8 +151,7 @@ static int tstub_dvb_set_analog_params(struct dvb_frontend *fe,
 
 static int tstub_dvb_freq(struct dvb_frontend *fe, struct tstub_freq *f)
 {
-	return tstub_call(tstub_fe_client(fe), 0, TSTUB_GET_FREQUENCY, NULL, 0,
-			  f, sizeof(*f));
+	return tstub_dvb_call(fe, TSTUB_GET_FREQUENCY, NULL, 0, f, sizeof(*f));
 }
 
 static int tstub_dvb_get_frequency(struct dvb_frontend *fe, u32 *frequency)
@@ -170,8 +186,7 @@ static int tstub_dvb_get_if_frequency(struct dvb_frontend *fe, u32 *freq)
 
 static int tstub_dvb_status(struct dvb_frontend *fe, struct tstub_status *st)
 {
-	return tstub_call(tstub_fe_client(fe), 0, TSTUB_GET_STATUS, NULL, 0,
-			  st, sizeof(*st));
+	return tstub_dvb_call(fe, TSTUB_GET_STATUS, NULL, 0, st, sizeof(*st));
 }
 
 static int tstub_dvb_get_status(struct dvb_frontend *fe, u32 *status)

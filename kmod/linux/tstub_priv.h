@@ -8,7 +8,10 @@
  * it, per client: announce_lock serialises LOAD_PLUGIN + ATTACH, and
  * bridge_sem (read side) keeps the bridge's adapter and callbacks alive
  * while a daemon request uses them; detaching takes it for writing.
- * Order: announce_lock, then bridge_sem, then tstub.lock.
+ * Order: announce_lock, then bridge_sem, then tstub.lock.  hold_lock
+ * (taken under bridge_sem) and gate_lock are taken with nothing else of
+ * the stub's held inside them; the bridge's own lock (cfg.lock) is taken
+ * only by the hold work and around a lone daemon request (tstub_hold.c).
  */
 #ifndef _TSTUB_PRIV_H
 #define _TSTUB_PRIV_H
@@ -27,6 +30,7 @@
 #include "tuner_stub_kernel.h"
 
 #define TSTUB_MAX_CLIENTS 64
+#define TSTUB_REANNOUNCE_TRIES 5	/* per client and daemon */
 
 enum tstub_chan_kind {
 	TSTUB_CHAN_UNBOUND,
@@ -63,6 +67,8 @@ struct tstub_tuner_stats {
 	atomic64_t i2c_xfers;
 	atomic64_t i2c_errors;
 	atomic64_t bridge_ctrls;
+	atomic64_t holds;		/* CMD_BEGIN brackets granted */
+	atomic64_t hold_lapses;		/* brackets ended by a quiet daemon */
 };
 
 /* A tuner a bridge attached. */
@@ -85,12 +91,29 @@ struct tstub_tuner {
 
 	struct mutex announce_lock;	/* LOAD_PLUGIN + ATTACH, announced */
 	u64 announced;			/* session LOAD + ATTACH succeeded in */
+	u32 announced_adapter;		/* the dvb_adapter that ATTACH named */
+	/* Another announce later (tstub_tuner.c), under announce_lock. */
+	struct delayed_work reannounce_work;
+	u64 reannounce_session;
+	unsigned int reannounce_tries;
 	/* under tstub.lock: the daemon refused this tuner in that session */
 	u64 failed_session;
 	int announce_err;
 
 	struct rw_semaphore bridge_sem;
 	bool detached;
+
+	/* The gate and the bridge's lock per command (tstub_hold.c). */
+	struct mutex gate_lock;		/* gate_users and the gate calls */
+	unsigned int gate_users;
+	atomic_t kernel_cmds;		/* kernel tuner operations running */
+	struct mutex hold_lock;		/* CMD_BEGIN, CMD_END, holding */
+	bool holding;			/* a daemon's bracket is open */
+	bool hold_on;			/* the work holds lock and gate */
+	unsigned long hold_touched;	/* jiffies of the bracket's last use */
+	struct work_struct hold_work;
+	struct completion hold_taken;
+	struct completion hold_release;
 
 	struct tstub_tuner_stats stats;
 };
@@ -182,6 +205,7 @@ void tstub_tuner_destroy(struct tstub_tuner *c);
 int tstub_tuner_announce(struct tstub_tuner *c);
 void tstub_tuner_put(struct tstub_tuner *c);
 void tstub_resend_work(struct work_struct *work);
+void tstub_reannounce_work(struct work_struct *work);
 int tstub_bind(struct tstub_chan *chan, const struct tstub_hdr *h);
 void tstub_unbind(struct tstub_chan *chan, enum tstub_chan_kind kind);
 void tstub_tuner_cache_params(struct tstub_tuner *c,
@@ -189,6 +213,17 @@ void tstub_tuner_cache_params(struct tstub_tuner *c,
 
 /* tstub_bridge.c */
 int tstub_chan_request(struct tstub_chan *chan, const struct tstub_hdr *h);
+
+/* tstub_hold.c */
+void tstub_hold_init(struct tstub_tuner *c);
+void tstub_kcmd_begin(struct tstub_tuner *c);
+void tstub_kcmd_end(struct tstub_tuner *c);
+int tstub_hold_begin(struct tstub_tuner *c);
+int tstub_hold_end(struct tstub_tuner *c);
+void tstub_hold_drop(struct tstub_tuner *c);
+void tstub_hold_abandon(struct tstub_tuner *c);
+int tstub_bridge_enter(struct tstub_tuner *c);
+void tstub_bridge_leave(struct tstub_tuner *c, int own);
 
 /* tstub_dvb.c */
 void tstub_dvb_set_info(struct tstub_tuner *c);

@@ -51,7 +51,9 @@ struct tstub_tuner *tstub_tuner_create(struct i2c_adapter *i2c,
 	INIT_LIST_HEAD(&c->link);
 	INIT_LIST_HEAD(&c->queue);
 	mutex_init(&c->announce_lock);
+	INIT_DELAYED_WORK(&c->reannounce_work, tstub_reannounce_work);
 	init_rwsem(&c->bridge_sem);
+	tstub_hold_init(c);
 	c->id = id;
 	c->cfg = *cfg;
 	strscpy(c->bridge, cfg->bridge_name ? cfg->bridge_name : "",
@@ -98,6 +100,17 @@ static void tstub_tuner_set_result(struct tstub_tuner *c, u64 session,
 	mutex_unlock(&tstub.lock);
 }
 
+/*
+ * fe->dvb is set once the bridge registered its frontend; before that an
+ * ATTACH says "none", and a later announce names the adapter.
+ */
+static u32 tstub_tuner_dvb_adapter(struct tstub_tuner *c)
+{
+	struct dvb_adapter *dvb = c->fe ? READ_ONCE(c->fe->dvb) : NULL;
+
+	return dvb ? (u32)dvb->num : TSTUB_DVB_ADAPTER_NONE;
+}
+
 static int tstub_tuner_send(struct tstub_tuner *c, u64 session)
 {
 	struct tstub_load load = {
@@ -114,13 +127,7 @@ static int tstub_tuner_send(struct tstub_tuner *c, u64 session)
 		.config = c->cfg.config,
 		.adapter = i2c_adapter_id(c->adap),
 		.i2c_addr = c->cfg.i2c_addr,
-		/*
-		 * fe->dvb is set once the bridge registered its frontend;
-		 * an ATTACH sent before that says "none", and the re-send
-		 * to the next daemon carries the number.
-		 */
-		.dvb_adapter = c->fe && c->fe->dvb ? (u32)c->fe->dvb->num :
-				TSTUB_DVB_ADAPTER_NONE,
+		.dvb_adapter = tstub_tuner_dvb_adapter(c),
 	};
 	struct tstub_chip_info info;
 	int ret;
@@ -132,16 +139,58 @@ static int tstub_tuner_send(struct tstub_tuner *c, u64 session)
 		return ret;
 	ret = tstub_call(NULL, session, TSTUB_ATTACH, &att, sizeof(att),
 			 &info, sizeof(info));
-	if (!ret)
+	if (!ret) {
 		tstub_tuner_set_info(c, &info);
+		c->announced_adapter = att.dvb_adapter;
+	}
 	return ret;
+}
+
+/*
+ * Under announce_lock: another announce in timeout_ms, for what the
+ * connected daemon should know and does not: an ATTACH that timed out or
+ * was interrupted (a daemon still busy with its cold start), or one that
+ * named no DVB adapter because the bridge attached the tuner before
+ * registering its frontend (the daemon then re-attaches it with the
+ * adapter).  A few tries per daemon; a new daemon's INIT re-sends anyway.
+ */
+static void tstub_tuner_plan_retry(struct tstub_tuner *c, u64 session,
+				   int ret)
+{
+	bool again;
+
+	if (ret)
+		again = ret == -ETIMEDOUT || ret == -EINTR || ret == -ENOMEM;
+	else
+		again = c->fe &&
+			c->announced_adapter == TSTUB_DVB_ADAPTER_NONE;
+	if (c->reannounce_session != session) {
+		c->reannounce_session = session;
+		c->reannounce_tries = 0;
+	}
+	if (!again || c->reannounce_tries >= TSTUB_REANNOUNCE_TRIES)
+		return;
+	c->reannounce_tries++;
+	schedule_delayed_work(&c->reannounce_work,
+			      msecs_to_jiffies(tstub_timeout_ms));
+}
+
+void tstub_reannounce_work(struct work_struct *work)
+{
+	struct tstub_tuner *c = container_of(to_delayed_work(work),
+					     struct tstub_tuner,
+					     reannounce_work);
+
+	tstub_tuner_announce(c);
 }
 
 /**
  * tstub_tuner_announce() - tell the connected daemon about a client
  * @c: the client
  *
- * Sends LOAD_PLUGIN then ATTACH unless this daemon already knows @c.
+ * Sends LOAD_PLUGIN then ATTACH unless this daemon already knows @c
+ * with the DVB adapter it has now.  A timeout, or an ATTACH without the
+ * adapter, plans another try (tstub_tuner_plan_retry()).
  *
  * Return: 0, -ENOTCONN with no daemon, or the daemon's errno.
  */
@@ -160,7 +209,8 @@ int tstub_tuner_announce(struct tstub_tuner *c)
 		ret = -ENODEV;
 	else if (!session)
 		ret = -ENOTCONN;
-	else if (c->announced == session)
+	else if (c->announced == session &&
+		 c->announced_adapter == tstub_tuner_dvb_adapter(c))
 		ret = 0;
 	else
 		ret = tstub_tuner_send(c, session);
@@ -171,8 +221,10 @@ int tstub_tuner_announce(struct tstub_tuner *c)
 			c->id, c->cfg.chip_id, i2c_adapter_id(c->adap),
 			c->cfg.i2c_addr, ret);
 	}
-	if (session && ret != -ENODEV)
+	if (session && ret != -ENODEV) {
 		tstub_tuner_set_result(c, session, ret);
+		tstub_tuner_plan_retry(c, session, ret);
+	}
 	mutex_unlock(&c->announce_lock);
 	return ret;
 }
@@ -220,6 +272,10 @@ void tstub_tuner_destroy(struct tstub_tuner *c)
 	c->detached = true;
 	mutex_unlock(&tstub.lock);
 	up_write(&c->bridge_sem);
+	/* No request uses the bridge now; a bracket left open lets go. */
+	tstub_hold_drop(c);
+	/* A planned announce finds the client gone (-ENODEV) or is gone. */
+	cancel_delayed_work_sync(&c->reannounce_work);
 
 	mutex_lock(&c->announce_lock);
 	announced = c->announced;
@@ -302,6 +358,8 @@ void tstub_unbind(struct tstub_chan *chan, enum tstub_chan_kind kind)
 
 	lockdep_assert_held(&tstub.lock);
 	if (c) {
+		/* A worker gone inside its bracket frees the bridge's lock. */
+		tstub_hold_abandon(c);
 		c->chan = NULL;
 		chan->client = NULL;
 		tstub_tuner_put(c);

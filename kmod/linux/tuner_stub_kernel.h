@@ -17,6 +17,7 @@
 
 struct dvb_frontend;
 struct i2c_adapter;
+struct mutex;
 struct v4l2_subdev;
 
 #define TUNER_STUB_BRIDGE_NAME_LEN TSTUB_NAME_LEN
@@ -37,7 +38,17 @@ struct v4l2_subdev;
  *	-EOPNOTSUPP.
  * @demod_status: what the bridge's demodulator sees (lock, strength,
  *	CNR), for the plugin's status report.  May be NULL: the daemon then
- *	gets -EOPNOTSUPP.  Must not call back into the tuner.
+ *	gets -EOPNOTSUPP.  Must not call back into the tuner, nor take
+ *	@lock: the stub calls it inside a tuner command, already serialised.
+ * @lock: the bridge's lock of its demodulator, which its frontend
+ *	operations (read_status, set_frontend's own register access, ...)
+ *	hold while they access it.  The stub holds it, with the
+ *	demodulator's I2C gate open, for each tuner command the daemon
+ *	starts itself (a tune or status read of its network API, the
+ *	probe), so that none runs while the DVB core is in the
+ *	demodulator.  The bridge never holds it while calling a tuner
+ *	operation, nor takes it in i2c_gate_ctrl.  May be NULL (an analog
+ *	bridge, a tuner not behind a demodulator): no serialisation.
  *
  * The stub copies the structure; it need not outlive the attach call.
  */
@@ -51,6 +62,7 @@ struct tuner_stub_config {
 	void *bridge_priv;
 	int (*tuner_callback)(void *bridge_priv, u32 cmd, u32 arg);
 	int (*demod_status)(void *bridge_priv, struct tstub_status *status);
+	struct mutex *lock;	/* the bridge's; see above */
 };
 
 struct dvb_frontend *tuner_stub_attach(struct dvb_frontend *fe,

@@ -107,9 +107,6 @@ typedef void (*sim_box_done_fn)(void *arg, int err, const void *reply_body,
 int sim_box_request(struct sim_box *box, uint32_t client, uint16_t opcode,
 		    const struct tstub_params *p, sim_box_done_fn done,
 		    void *arg);
-/* TSTUB_I2C_GATE, as sim_box_request(). */
-int sim_box_gate(struct sim_box *box, uint32_t client, bool open,
-		 sim_box_done_fn done, void *arg);
 
 struct sim_box_fault {
 	double nak_rate;  /* per I2C segment, 0..1; < 0: the box-wide rate */

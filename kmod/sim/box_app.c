@@ -172,7 +172,7 @@ static void app_on_done(void *arg, int err, const void *body, size_t len)
 }
 
 int app_call_start(struct app_conn *conn, uint32_t client, uint16_t opcode,
-		   const struct tstub_params *p, bool gate_open)
+		   const struct tstub_params *p)
 {
 	struct sim_box *box = conn->app->box;
 	struct app_call *call = calloc(1, sizeof(*call));
@@ -184,11 +184,7 @@ int app_call_start(struct app_conn *conn, uint32_t client, uint16_t opcode,
 	call->opcode = opcode;
 	call->client = client;
 	call->start_ns = box_now_ns();
-	if (opcode == TSTUB_I2C_GATE)
-		err = sim_box_gate(box, client, gate_open, app_on_done, call);
-	else
-		err =
-		    sim_box_request(box, client, opcode, p, app_on_done, call);
+	err = sim_box_request(box, client, opcode, p, app_on_done, call);
 	if (err) {
 		free(call);
 		return err;

@@ -18,13 +18,13 @@
 struct app_conn;
 
 /*
- * Start a kernel-side request on behalf of conn (gate_open is used by
- * TSTUB_I2C_GATE only).  Its reply line is written when it completes; the
+ * Start a kernel-side request on behalf of conn.  Its reply line is
+ * written when it completes; the
  * connection reads no further request until then.  0 or a negative errno,
  * in which case nothing was started.
  */
 int app_call_start(struct app_conn *conn, uint32_t client, uint16_t opcode,
-		   const struct tstub_params *p, bool gate_open);
+		   const struct tstub_params *p);
 
 /* The reply to one request object, or NULL when a request was started. */
 json_t *app_op(struct app_conn *conn, struct sim_box *box, json_t *req);

@@ -141,10 +141,9 @@ static json_t *app_start_error(int err, uint16_t opcode, uint32_t client)
 }
 
 static json_t *app_start(struct app_conn *conn, uint32_t client,
-			 uint16_t opcode, const struct tstub_params *p,
-			 bool open)
+			 uint16_t opcode, const struct tstub_params *p)
 {
-	int err = app_call_start(conn, client, opcode, p, open);
+	int err = app_call_start(conn, client, opcode, p);
 
 	return err ? app_start_error(err, opcode, client) : NULL;
 }
@@ -175,23 +174,18 @@ static json_t *op_set_params(struct app_conn *conn, struct sim_box *box,
 	p.bandwidth = (uint32_t)bw;
 	p.symbol_rate = (uint32_t)sr;
 	p.std = std;
-	return app_start(conn, (uint32_t)client, opcode, &p, false);
+	return app_start(conn, (uint32_t)client, opcode, &p);
 }
 
 static json_t *op_request(struct app_conn *conn, struct sim_box *box,
 			  json_t *req, uint16_t opcode)
 {
 	uint64_t client = 0;
-	bool open = false;
 
 	(void)box;
 	if (!app_get_uint(req, "client", UINT32_MAX, true, &client))
 		return app_bad_field("client");
-	if (opcode == TSTUB_I2C_GATE &&
-	    (!json_is_boolean(json_object_get(req, "open")) ||
-	     !app_get_bool(req, "open", &open)))
-		return app_bad_field("open");
-	return app_start(conn, (uint32_t)client, opcode, NULL, open);
+	return app_start(conn, (uint32_t)client, opcode, NULL);
 }
 
 /* Only the fields present change. */
@@ -286,7 +280,6 @@ static const struct {
     {"sleep", op_request, TSTUB_TUNER_SLEEP},
     {"get_status", op_request, TSTUB_GET_STATUS},
     {"get_frequency", op_request, TSTUB_GET_FREQUENCY},
-    {"gate", op_request, TSTUB_I2C_GATE},
     {"fault", op_fault, 0},
     {"stats", op_stats, 0},
 };

@@ -115,7 +115,6 @@ struct box_request {
 	size_t body_len;
 	union {
 		struct tstub_params params;
-		struct tstub_gate gate;
 		struct tstub_load load;
 		struct tstub_attach attach;
 	} body;

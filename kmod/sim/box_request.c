@@ -300,12 +300,3 @@ int sim_box_request(struct sim_box *box, uint32_t client, uint16_t opcode,
 	}
 	return -EINVAL;
 }
-
-int sim_box_gate(struct sim_box *box, uint32_t client, bool open,
-		 sim_box_done_fn done, void *arg)
-{
-	struct tstub_gate gate = {.open = open ? 1 : 0};
-
-	return box_request_submit(box, client, TSTUB_I2C_GATE, &gate,
-				  sizeof(gate), done, arg);
-}

@@ -3,12 +3,10 @@
  * chip_xc3028.c - model of the Xceive XC3028, a tuner that runs firmware
  * uploaded by the host.
  *
- * After a reset (the bridge's tuner callback, or power-on) the chip is
- * loading: every write segment is a firmware chunk, a register byte then
- * payload.  The model follows the payload bytes against every image of
- * the firmware file it was given and records an image as loaded when its
- * whole payload has arrived.  With a BASE image and a standard image
- * loaded it runs: 4-byte writes {0x80|hi, lo, val_hi, val_lo} are
+ * After a reset the chip is loading firmware (chip_xc3028_load.c follows
+ * the upload).  This file is the chip around it: the bridge callbacks,
+ * faults, and the running firmware.  With a BASE image and a standard
+ * image loaded it runs: 4-byte writes {0x80|hi, lo, val_hi, val_lo} are
  * commands, 2-byte writes set the register to read, the SCODE sequence is
  * accepted, and the RF_FREQ divider decodes to a frequency through the
  * offset of the loaded standard.
@@ -18,137 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fwfile_xc3028.h"
+#include "chip_xc3028_i.h"
 #include "sim_chip_i.h"
-
-#define XC3028_CMD_INIT       0x0000
-#define XC3028_CMD_RF_FREQ    0x0002
-#define XC3028_CMD_POWER_DOWN 0x0008
-
-#define XC3028_REG_FREQ_ERROR  0x0001
-#define XC3028_REG_LOCK        0x0002
-#define XC3028_REG_VERSION     0x0004
-#define XC3028_REG_PRODUCT_ID  0x0008
-#define XC3028_REG_HSYNC       0x0010
-#define XC3028_REG_FRAME_LINES 0x0020
-#define XC3028_REG_SNR         0x0040
-#define XC3028_REG_ADC_ENV     0x0100
-
-#define XC3028_PRODUCT_ID 3028
-#define XC3028_HW_VERSION 0x12 /* 1.2 */
-#define XC3028_STEP_HZ    15625
-#define XC3028_SETTLE_MS  100.0
-#define XC3028_UHF_MIN_HZ 470000000u
-
-enum xc3028_lock {
-	XC3028_LOCK_SETTLING = 0,
-	XC3028_LOCK_LOCKED = 1,
-	XC3028_LOCK_NONE = 2,
-};
-
-enum xc3028_scode_phase {
-	XC3028_SCODE_IDLE,
-	XC3028_SCODE_HEADER, /* {A0 00 00 00} seen, entry next */
-	XC3028_SCODE_ENTRY,  /* entry seen, {00 8C} next */
-};
-
-struct xc3028_chip {
-	struct xc3028_fw fw;
-	const struct sim_rf_env *rf;
-	uint32_t rng;
-	uint64_t settle_ns;
-	uint32_t faults;
-
-	/* firmware upload: the images whose payload still matches */
-	size_t up_pos;
-	uint8_t *up_match;
-	uint8_t *up_next;
-
-	int base; /* loaded image indices, -1 for none */
-	int init1;
-	int std;
-	int scode;
-	enum xc3028_scode_phase scode_phase;
-
-	int ptr; /* register to read, -1 until set */
-	int freq_pending;
-	int powered_down;
-	int tuned;
-	uint32_t frequency;
-	uint32_t bandwidth;
-	uint64_t tuned_at_ns;
-};
 
 static struct xc3028_chip *to_xc3028(struct sim_chip *chip)
 {
 	return (struct xc3028_chip *)(void *)chip;
-}
-
-static int xc3028_uploadable(const struct xc3028_image *img)
-{
-	return !(img->type & XC3028_FW_SCODE) && img->stream_len > 0;
-}
-
-static void xc3028_upload_restart(struct xc3028_chip *xc)
-{
-	xc->up_pos = 0;
-	for (size_t i = 0; i < xc->fw.count; i++)
-		xc->up_match[i] = (uint8_t)xc3028_uploadable(&xc->fw.images[i]);
-}
-
-/* What the reset line clears: the running firmware and its state. */
-static void xc3028_reset_state(struct xc3028_chip *xc)
-{
-	xc->base = xc->init1 = xc->std = xc->scode = -1;
-	xc->scode_phase = XC3028_SCODE_IDLE;
-	xc->ptr = -1;
-	xc->freq_pending = 0;
-	xc->powered_down = 0;
-	xc->tuned = 0;
-}
-
-/* The reset line: firmware gone, the chip waits for a new upload. */
-static void xc3028_reset(struct xc3028_chip *xc)
-{
-	xc3028_reset_state(xc);
-	xc3028_upload_restart(xc);
-}
-
-/*
- * A reset in the middle of an upload is one of the image's own reset
- * records when an image still matching has one right here: the upload
- * goes on with those images only.  0 when none has.
- */
-static int xc3028_reset_within_upload(struct xc3028_chip *xc)
-{
-	int any = 0;
-
-	if (xc->up_pos == 0)
-		return 0;
-	for (size_t i = 0; i < xc->fw.count; i++) {
-		xc->up_next[i] =
-		    xc->up_match[i] &&
-		    xc3028_fw_reset_at(&xc->fw.images[i], xc->up_pos);
-		any |= xc->up_next[i];
-	}
-	if (any)
-		memcpy(xc->up_match, xc->up_next, xc->fw.count);
-	return any;
-}
-
-static int xc3028_ready(const struct xc3028_chip *xc)
-{
-	return xc->base >= 0 && xc->std >= 0;
-}
-
-static int xc3028_check_fw(const struct xc3028_fw *fw, char *err, size_t errlen)
-{
-	for (size_t i = 0; i < fw->count; i++)
-		if (fw->images[i].type & XC3028_FW_BASE &&
-		    xc3028_uploadable(&fw->images[i]))
-			return 0;
-	sim_set_err(err, errlen, "firmware: no BASE image");
-	return -EINVAL;
 }
 
 static struct sim_chip *xc3028_create(const struct sim_chip_setup *setup,
@@ -166,7 +39,7 @@ static struct sim_chip *xc3028_create(const struct sim_chip_setup *setup,
 	}
 	if (xc3028_fw_load(setup->firmware_path, &xc->fw, err, errlen))
 		goto fail;
-	if (xc3028_check_fw(&xc->fw, err, errlen))
+	if (sim_xc3028_check_fw(&xc->fw, err, errlen))
 		goto fail_fw;
 	xc->up_match = calloc(xc->fw.count, 1);
 	xc->up_next = calloc(xc->fw.count, 1);
@@ -177,7 +50,7 @@ static struct sim_chip *xc3028_create(const struct sim_chip_setup *setup,
 	xc->rf = setup->rf;
 	xc->rng = setup->seed ? setup->seed : 0x3028u;
 	xc->settle_ns = sim_settle_ns(XC3028_SETTLE_MS, setup->settle_scale);
-	xc3028_reset(xc);
+	sim_xc3028_reset(xc);
 	return (struct sim_chip *)(void *)xc;
 fail_match:
 	free(xc->up_match);
@@ -197,102 +70,6 @@ static void xc3028_destroy(struct sim_chip *chip)
 	free(xc->up_match);
 	free(xc->up_next);
 	free(xc);
-}
-
-static void xc3028_image_loaded(struct xc3028_chip *xc, int idx)
-{
-	uint32_t type = xc->fw.images[idx].type;
-
-	if (type & XC3028_FW_BASE) {
-		xc->base = idx;
-		xc->init1 = xc->std = xc->scode = -1;
-	} else if (type & XC3028_FW_INIT1) {
-		xc->init1 = idx;
-	} else {
-		xc->std = idx;
-		xc->scode = -1;
-	}
-	/* New firmware runs from scratch: the next tune starts over. */
-	xc->tuned = 0;
-	xc->freq_pending = 0;
-	xc->scode_phase = XC3028_SCODE_IDLE;
-}
-
-/*
- * Payload of one chunk.  Accepted (1) when it continues at least one
- * image; an image whose payload is then complete is loaded (the first in
- * file order if several end here).  0, with nothing changed, otherwise.
- */
-static int xc3028_upload(struct xc3028_chip *xc, const uint8_t *p, size_t n)
-{
-	int any = 0;
-
-	if (n == 0)
-		return 1;
-	for (size_t i = 0; i < xc->fw.count; i++) {
-		const struct xc3028_image *img = &xc->fw.images[i];
-
-		xc->up_next[i] = xc->up_match[i] &&
-				 n <= img->stream_len - xc->up_pos &&
-				 !memcmp(img->stream + xc->up_pos, p, n);
-		any |= xc->up_next[i];
-	}
-	if (!any)
-		return 0;
-	memcpy(xc->up_match, xc->up_next, xc->fw.count);
-	xc->up_pos += n;
-	for (size_t i = 0; i < xc->fw.count; i++) {
-		if (xc->up_match[i] &&
-		    xc->fw.images[i].stream_len == xc->up_pos) {
-			xc3028_image_loaded(xc, (int)i);
-			xc3028_upload_restart(xc);
-			break;
-		}
-	}
-	return 1;
-}
-
-static int xc3028_is_read_address(const uint8_t *buf)
-{
-	switch (buf[0] << 8 | buf[1]) {
-	case 0:
-	case XC3028_REG_FREQ_ERROR:
-	case XC3028_REG_LOCK:
-	case XC3028_REG_VERSION:
-	case XC3028_REG_PRODUCT_ID:
-	case XC3028_REG_HSYNC:
-	case XC3028_REG_FRAME_LINES:
-	case XC3028_REG_SNR:
-	case XC3028_REG_ADC_ENV:
-		return 1;
-	}
-	return 0;
-}
-
-/*
- * Loading: firmware chunks.  A 2-byte write naming a read register
- * between two images, or one that continues no image, sets the register
- * pointer instead (a host may check VERSION after BASE).  Commands have
- * no firmware to run them and are refused, except a power-down.
- */
-static int xc3028_write_loading(struct xc3028_chip *xc, const uint8_t *buf,
-				size_t len)
-{
-	static const uint8_t power_down[4] = {0x80, XC3028_CMD_POWER_DOWN, 0,
-					      0};
-	int pointer_first =
-	    len == 2 && xc->up_pos == 0 && xc3028_is_read_address(buf);
-
-	if (!pointer_first && xc3028_upload(xc, buf + 1, len - 1))
-		return 0;
-	if (len == 2) {
-		xc->ptr = buf[0] << 8 | buf[1];
-		return 0;
-	}
-	/* A chip without firmware is as good as asleep already. */
-	if (len == 4 && xc->up_pos == 0 && !memcmp(buf, power_down, 4))
-		return 0;
-	return -EREMOTEIO;
 }
 
 static uint32_t xc3028_std_offset(const struct xc3028_image *img)
@@ -398,7 +175,7 @@ static int xc3028_write_running(struct xc3028_chip *xc, const uint8_t *buf,
 				size_t len, uint64_t now_ns)
 {
 	/* A standard image being replaced without a reset. */
-	if (xc->up_pos > 0 && xc3028_upload(xc, buf + 1, len - 1))
+	if (xc->up_pos > 0 && sim_xc3028_upload(xc, buf + 1, len - 1))
 		return 0;
 	if (xc3028_write_scode(xc, buf, len))
 		return 0;
@@ -408,13 +185,13 @@ static int xc3028_write_running(struct xc3028_chip *xc, const uint8_t *buf,
 		xc->ptr = buf[0] << 8 | buf[1];
 		return 0;
 	}
-	if (len == 4 && xc->freq_pending && !(buf[0] & 0x80)) {
+	if (len == 4 && xc->freq_pending && !(buf[0] & XC3028_CMD_FLAG)) {
 		xc3028_set_divider(xc, buf, now_ns);
 		return 0;
 	}
-	if (len == 4 && buf[0] & 0x80)
+	if (len == 4 && buf[0] & XC3028_CMD_FLAG)
 		return xc3028_write_command(xc, buf);
-	if (xc3028_upload(xc, buf + 1, len - 1))
+	if (sim_xc3028_upload(xc, buf + 1, len - 1))
 		return 0;
 	return -EREMOTEIO;
 }
@@ -430,7 +207,7 @@ static int xc3028_write(struct sim_chip *chip, const uint8_t *buf, size_t len,
 		return 0; /* swallowed: the firmware never starts */
 	if (xc3028_ready(xc))
 		return xc3028_write_running(xc, buf, len, now_ns);
-	return xc3028_write_loading(xc, buf, len);
+	return sim_xc3028_write_loading(xc, buf, len);
 }
 
 static uint32_t xc3028_std_delsys(const struct xc3028_image *img)
@@ -563,10 +340,10 @@ static int xc3028_bridge_ctrl(struct sim_chip *chip, uint32_t cmd, uint32_t arg,
 	(void)now_ns;
 	switch (cmd) {
 	case TSTUB_CTRL_TUNER_RESET:
-		if (xc3028_reset_within_upload(to_xc3028(chip)))
-			xc3028_reset_state(to_xc3028(chip));
+		if (sim_xc3028_reset_within_upload(to_xc3028(chip)))
+			sim_xc3028_reset_state(to_xc3028(chip));
 		else
-			xc3028_reset(to_xc3028(chip));
+			sim_xc3028_reset(to_xc3028(chip));
 		return 0;
 	case TSTUB_CTRL_CLK_RESET:
 	case TSTUB_CTRL_I2C_FLUSH:
@@ -614,7 +391,7 @@ static void xc3028_set_faults(struct sim_chip *chip, uint32_t faults)
 	/* Losing the firmware: whatever ran before is gone too. */
 	if (faults & SIM_CHIP_FAULT_NO_FIRMWARE &&
 	    !(xc->faults & SIM_CHIP_FAULT_NO_FIRMWARE))
-		xc3028_reset(xc);
+		sim_xc3028_reset(xc);
 	xc->faults = faults;
 }
 

@@ -36,7 +36,6 @@ static void usage(FILE *f)
 		"  list\n"
 		"  tune CLIENT SYSTEM FREQ_HZ [BANDWIDTH_HZ|SYMBOL_RATE|STD]\n"
 		"  status CLIENT | freq CLIENT | init CLIENT | sleep CLIENT\n"
-		"  gate CLIENT on|off\n"
 		"  fault CLIENT key=value...  (nak_rate=X|global, hang=, "
 		"never_lock=, no_firmware= on|off)\n"
 		"  stats\n"
@@ -147,20 +146,6 @@ static json_t *req_fault(int argc, char **argv)
 	return req;
 }
 
-static json_t *req_gate(int argc, char **argv)
-{
-	json_t *req = argc == 3 ? req_client("gate", 2, argv) : NULL;
-	bool open;
-
-	if (req && parse_bool(argv[2], &open) == 0)
-		json_object_set_new(req, "open", json_boolean(open));
-	else if (req) {
-		json_decref(req);
-		req = NULL;
-	}
-	return req;
-}
-
 /* The request line for a command, or NULL on a usage error.  raw is sent
  * as typed, so that the box judges it. */
 static json_t *build_request(int argc, char **argv, const char **raw)
@@ -178,8 +163,6 @@ static json_t *build_request(int argc, char **argv, const char **raw)
 		return req_client("get_frequency", argc, argv);
 	if (strcmp(cmd, "init") == 0 || strcmp(cmd, "sleep") == 0)
 		return req_client(cmd, argc, argv);
-	if (strcmp(cmd, "gate") == 0)
-		return req_gate(argc, argv);
 	if (strcmp(cmd, "fault") == 0)
 		return req_fault(argc, argv);
 	if (strcmp(cmd, "raw") == 0 && argc == 2) {

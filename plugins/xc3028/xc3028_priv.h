@@ -1,23 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * xc3028_priv.h - XC3028 registers, firmware file layout and the plugin's
- * private state.
+ * xc3028_priv.h - what the XC3028 plugin adds to the chip's interface: the
+ * firmware image groups it searches by, its timings, and its private state.
  *
- * The chip runs firmware uploaded by the host.  Commands are 4-byte writes
- * {flag | reg_hi, reg_lo, val_hi, val_lo}, flag 0x80 from firmware 2.2 on;
- * a read is a 2-byte big-endian register address, then 2 bytes big-endian.
- *
- * write reg  name        meaning
- * 0x0000     INIT        soft reset ({00 00} before an analog tune)
- * 0x0002     RF_FREQ     the next 4-byte write is the divider
- * 0x0008     POWER_DOWN  sleep
- *
- * read reg   name        meaning
- * 0x0001     FREQ_ERROR  signed, units of 15625 Hz (AFC)
- * 0x0002     LOCK        0 not yet, 1 locked, 2 no lock
- * 0x0004     VERSION     nibbles: hw major, hw minor, fw major, fw minor
- * 0x0008     PRODUCT_ID  3028 (decimal)
- * 0x0040     SNR         quality, 3 bits
+ * The chip runs firmware uploaded by the host; its commands and registers
+ * are in protocol/xc3028_regs.h, the firmware file format in
+ * protocol/xc3028_fw_format.h.
  *
  * Divider = (RF - offset + 7812) / 15625 (Hz), offset 0 for analog TV and
  * radio, 1.75 MHz with a DTV6 standard image, 2.75 MHz with the others.
@@ -32,21 +20,12 @@
 #include <stdint.h>
 
 #include "tunerd_plugin.h"
+#include "xc3028_fw_format.h"
+#include "xc3028_regs.h"
 
-#define XC3028_CMD_FLAG        0x80
 #define XC3028_CMD_FLAG_MIN_FW 0x0202
-#define XC3028_CMD_INIT        0x0000
-#define XC3028_CMD_RF_FREQ     0x0002
-#define XC3028_CMD_POWER_DOWN  0x0008
-
-#define XC3028_REG_FREQ_ERROR 0x0001
-#define XC3028_REG_LOCK       0x0002
-#define XC3028_REG_VERSION    0x0004
-#define XC3028_REG_PRODUCT_ID 0x0008
-#define XC3028_REG_SNR        0x0040
 
 #define XC2028_PRODUCT_ID   2028 /* same firmware interface */
-#define XC3028_PRODUCT_ID   3028
 #define XC3028_LOCK_WAITING 0
 #define XC3028_LOCK_LOCKED  1
 #define XC3028_LOCK_NONE    2
@@ -71,32 +50,7 @@
 #define XC3028_SCODE_SHIFT_KHZ   200
 #define XC3028_SCODE_SHIFT_BELOW 0x0302
 
-/* Firmware file: 32-byte name, le16 version, le16 count, then images of
- * le32 type, le64 v4l2_std_id, le16 IF (only with HAS_IF), le32 size and
- * the data. */
-#define XC3028_FW_NAME_LEN         32
-#define XC3028_FW_HEADER_LEN       (XC3028_FW_NAME_LEN + 4)
-#define XC3028_FW_IMAGE_HEADER_LEN 16 /* without the IF */
-
-#define XC3028_FW_BASE   (1u << 0)
-#define XC3028_FW_F8MHZ  (1u << 1)
-#define XC3028_FW_MTS    (1u << 2)
-#define XC3028_FW_D2620  (1u << 3)
-#define XC3028_FW_D2633  (1u << 4)
-#define XC3028_FW_DTV6   (1u << 5)
-#define XC3028_FW_QAM    (1u << 6)
-#define XC3028_FW_DTV7   (1u << 7)
-#define XC3028_FW_DTV78  (1u << 8)
-#define XC3028_FW_DTV8   (1u << 9)
-#define XC3028_FW_FM     (1u << 10)
-#define XC3028_FW_INPUT1 (1u << 11)
-#define XC3028_FW_LCD    (1u << 12)
-#define XC3028_FW_NOGD   (1u << 13)
-#define XC3028_FW_INIT1  (1u << 14)
-#define XC3028_FW_ATSC   (1u << 16)
-#define XC3028_FW_INPUT2 (1u << 28)
-#define XC3028_FW_SCODE  (1u << 29)
-#define XC3028_FW_HAS_IF (1u << 30)
+/* The firmware file layout and image type bits: xc3028_fw_format.h. */
 
 /* The groups an image search compares within (seek_firmware()): a BASE
  * search the BASE bits, a standard search the DTV or the
@@ -111,18 +65,9 @@
 	(XC3028_FW_MTS | XC3028_FW_FM | XC3028_FW_LCD | XC3028_FW_NOGD)
 #define XC3028_FW_SCODE_TYPES (XC3028_FW_SCODE | XC3028_FW_MTS)
 
-/* Image data: le16-length records. */
-#define XC3028_REC_END       0xFFFF
-#define XC3028_REC_RESET     0x0000
-#define XC3028_REC_CLK_RESET 0xFF00 /* 0xFF01-0xFFFE are invalid */
-#define XC3028_REC_SLEEP     0x8000
-
-/* SCODE tables: 16 entries of 12 bytes; without HAS_IF each entry has a
- * le16 12 before it. */
-#define XC3028_SCODE_ENTRY_LEN 12
-#define XC3028_SCODE_ENTRIES   16
-#define XC3028_SCODE_HEADER    0x20 /* | command flag */
-#define XC3028_SCODE_TRAILER   0x8C
+/* SCODE table framing the plugin sends around an entry. */
+#define XC3028_SCODE_HEADER  0x20 /* | command flag */
+#define XC3028_SCODE_TRAILER 0x8C
 
 /* v4l2_std_id */
 #define XC3028_STD_PAL 0x000000FFull

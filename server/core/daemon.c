@@ -49,6 +49,12 @@ int daemon_init(struct daemon *d, const struct daemon_config *cfg)
 		err = -ENOMEM;
 		goto err;
 	}
+	eventbus_set_retention(d->events,
+			       cfg->event_ring_keep_ms
+				   ? cfg->event_ring_keep_ms
+				   : EVENTBUS_DEFAULT_KEEP_MS,
+			       cfg->event_ring_bytes ? cfg->event_ring_bytes
+						     : EVENTBUS_DEFAULT_BYTES);
 	err = eventbus_set_box(d->events, d->name);
 	if (err)
 		goto err;

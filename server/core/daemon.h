@@ -42,7 +42,9 @@ struct daemon_config {
 	const char *firmware_dir;       /* may be NULL: no firmware */
 	unsigned int deadline_ms;
 	size_t event_ring;
-	const char *name; /* NULL: the host name */
+	size_t event_ring_bytes;    /* 0: EVENTBUS_DEFAULT_BYTES */
+	int64_t event_ring_keep_ms; /* 0: EVENTBUS_DEFAULT_KEEP_MS */
+	const char *name;           /* NULL: the host name */
 };
 
 struct daemon {

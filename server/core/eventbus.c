@@ -16,15 +16,27 @@ struct subscriber {
 	struct subscriber *next;
 };
 
+/*
+ * The ring keeps events by count, bytes and age: it starts small and
+ * grows (doubling, linearised) up to max events; the oldest go when a
+ * new one would pass max or max_bytes, and when they are older than
+ * keep_ms.  So a quiet daemon keeps keep_ms of history in little memory,
+ * and a busy one at most max_bytes, however many events that is.
+ */
 struct eventbus {
 	char *box;
 	struct event **ring;
 	size_t size, count, oldest; /* oldest: index of the oldest event */
+	size_t max;                 /* events at most (size grows to it) */
+	size_t bytes, max_bytes;    /* of the events kept (0: no bound) */
+	int64_t keep_ms;            /* age at most (0: no bound) */
 	uint64_t next_seq;
 	struct subscriber *subs;
 	long next_sub_id;
 	int dispatching;
 };
+
+#define EVENTBUS_FIRST_SIZE 1024
 
 struct eventbus *eventbus_new(size_t ring_size)
 {
@@ -35,14 +47,28 @@ struct eventbus *eventbus_new(size_t ring_size)
 	eb = calloc(1, sizeof(*eb));
 	if (!eb)
 		return NULL;
-	eb->ring = calloc(ring_size, sizeof(*eb->ring));
+	eb->size =
+	    ring_size < EVENTBUS_FIRST_SIZE ? ring_size : EVENTBUS_FIRST_SIZE;
+	eb->ring = calloc(eb->size, sizeof(*eb->ring));
 	if (!eb->ring) {
 		free(eb);
 		return NULL;
 	}
-	eb->size = ring_size;
+	eb->max = ring_size;
 	eb->next_seq = 1;
 	return eb;
+}
+
+void eventbus_set_retention(struct eventbus *eb, int64_t keep_ms,
+			    size_t max_bytes)
+{
+	eb->keep_ms = keep_ms;
+	eb->max_bytes = max_bytes;
+}
+
+size_t eventbus_ring_bytes(const struct eventbus *eb)
+{
+	return eb->bytes;
 }
 
 void eventbus_free(struct eventbus *eb)
@@ -176,16 +202,57 @@ static struct event *event_build(struct eventbus *eb, const char *type,
 	return ev;
 }
 
+static size_t event_bytes(const struct event *ev)
+{
+	return sizeof(*ev) + ev->json_len + 1;
+}
+
+static void ring_drop_oldest(struct eventbus *eb)
+{
+	struct event *ev = eb->ring[eb->oldest];
+
+	eb->bytes -= event_bytes(ev);
+	eb->ring[eb->oldest] = NULL;
+	eb->oldest = (eb->oldest + 1) % eb->size;
+	eb->count--;
+	event_put(ev);
+}
+
+/* A full array that may grow doubles (in order, oldest first); 0, or -1
+ * when it may not or cannot. */
+static int ring_grow(struct eventbus *eb)
+{
+	size_t nsize = eb->size * 2 < eb->max ? eb->size * 2 : eb->max;
+	struct event **n;
+
+	if (nsize <= eb->size)
+		return -1;
+	n = calloc(nsize, sizeof(*n));
+	if (!n)
+		return -1;
+	for (size_t i = 0; i < eb->count; i++)
+		n[i] = eb->ring[(eb->oldest + i) % eb->size];
+	free(eb->ring);
+	eb->ring = n;
+	eb->size = nsize;
+	eb->oldest = 0;
+	return 0;
+}
+
 static void eventbus_ring_push(struct eventbus *eb, struct event *ev)
 {
-	if (eb->count == eb->size) {
-		event_put(eb->ring[eb->oldest]);
-		eb->ring[eb->oldest] = ev;
-		eb->oldest = (eb->oldest + 1) % eb->size;
-		return;
-	}
+	size_t add = event_bytes(ev);
+
+	while (eb->count &&
+	       ((eb->keep_ms &&
+		 ev->time_ms - eb->ring[eb->oldest]->time_ms > eb->keep_ms) ||
+		(eb->max_bytes && eb->bytes + add > eb->max_bytes)))
+		ring_drop_oldest(eb);
+	if (eb->count == eb->size && ring_grow(eb))
+		ring_drop_oldest(eb);
 	eb->ring[(eb->oldest + eb->count) % eb->size] = ev;
 	eb->count++;
+	eb->bytes += add;
 }
 
 static void eventbus_dispatch(struct eventbus *eb, const struct event *ev)

@@ -9,8 +9,12 @@
  *    "type":"tuner.tune","tuner":3, ...fields}
  * ("tuner" absent for the box's own events, "box" absent until
  * eventbus_set_box() named it).
- * The last N events stay in a ring so a client can catch up ("since seq")
- * and learn when it fell behind too far (a gap).
+ * The last events stay in a ring so a client can catch up ("since seq")
+ * and learn when it fell behind too far (a gap).  The ring is bounded by
+ * count (eventbus_new()), and by bytes and age
+ * (eventbus_set_retention()): the daemon keeps EVENTBUS_DEFAULT_KEEP_MS
+ * of events within EVENTBUS_DEFAULT_BYTES, so a watcher away for hours
+ * resumes where it left.
  *
  * The daemon has one thread, its loop's: publishing, reading and the
  * subscriber callbacks (called inside eventbus_publish()) all run there,
@@ -25,8 +29,10 @@
 
 struct eventbus;
 
-#define EVENTBUS_NO_TUNER     (-1L)
-#define EVENTBUS_DEFAULT_RING 4096
+#define EVENTBUS_NO_TUNER        (-1L)
+#define EVENTBUS_DEFAULT_RING    (1u << 20)           /* events at most */
+#define EVENTBUS_DEFAULT_BYTES   (64u << 20)          /* 64 MiB */
+#define EVENTBUS_DEFAULT_KEEP_MS (24LL * 3600 * 1000) /* 24 h */
 
 /* One published event; immutable, reference-counted. */
 struct event {
@@ -42,7 +48,14 @@ struct event {
 /* A subscriber; the event is valid for the call (event_get() to keep). */
 typedef void (*eventbus_fn)(const struct event *ev, void *arg);
 
+/* ring_size: events kept at most (the ring's memory grows to it). */
 struct eventbus *eventbus_new(size_t ring_size);
+/* Also drop events older than keep_ms and the oldest ones past
+ * max_bytes (their JSON and header); 0: no such bound. */
+void eventbus_set_retention(struct eventbus *eb, int64_t keep_ms,
+			    size_t max_bytes);
+/* Bytes the ring's events take now. */
+size_t eventbus_ring_bytes(const struct eventbus *eb);
 void eventbus_free(struct eventbus *eb);
 
 /* The daemon's name, put into every event published from now on (a

@@ -58,6 +58,8 @@ static const struct option core_opts[] = {
     {"firmware-dir", required_argument, NULL, 'f'},
     {"deadline-ms", required_argument, NULL, 'd'},
     {"event-ring", required_argument, NULL, 'e'},
+    {"event-ring-mib", required_argument, NULL, 'M'},
+    {"event-ring-hours", required_argument, NULL, 'H'},
     {"name", required_argument, NULL, 'n'},
     {"state-dir", required_argument, NULL, 'S'},
     {"log-level", required_argument, NULL, 'l'},
@@ -76,8 +78,10 @@ static void usage(FILE *out)
 		"  --plugin-dir DIR    chip plugins (repeatable; default %s)\n"
 		"  --firmware-dir DIR  firmware files (default %s)\n"
 		"  --deadline-ms MS    per-request deadline (default %d)\n"
-		"  --event-ring N      events kept for catching up (default "
-		"%d)\n"
+		"  --event-ring N      events kept for catching up at most "
+		"(default %u)\n"
+		"  --event-ring-mib M  ... in M MiB at most (default 64)\n"
+		"  --event-ring-hours H ... for H hours at most (default 24)\n"
 		"  --name NAME         this box's name (default: host name)\n"
 		"  --state-dir DIR     leases and params kept across restarts "
 		"(default\n"
@@ -139,6 +143,16 @@ static int parse_core(struct options *o, int c, const char *arg)
 		if (parse_uint(arg, 16, 1 << 22, &v))
 			return -1;
 		o->cfg.event_ring = v;
+		return 0;
+	case 'M':
+		if (parse_uint(arg, 1, 4096, &v))
+			return -1;
+		o->cfg.event_ring_bytes = (size_t)v << 20;
+		return 0;
+	case 'H':
+		if (parse_uint(arg, 1, 24 * 365, &v))
+			return -1;
+		o->cfg.event_ring_keep_ms = (int64_t)v * 3600 * 1000;
 		return 0;
 	case 'n':
 		o->cfg.name = arg;

@@ -20,6 +20,7 @@ void api_config_init(struct api_config *cfg)
 	cfg->max_request_connections = -1;
 	cfg->max_stream_connections = -1;
 	hdhr_config_init(&cfg->hdhomerun);
+	cfg->history_enabled = 1;
 	cfg->cors.max_age_s = CORS_DEFAULT_MAX_AGE_S;
 	mqtt_config_init(&cfg->mqtt);
 }
@@ -261,6 +262,20 @@ static int key_state_dir(json_t *v, struct api_config *cfg, char *err,
 			      : api_config_fail(err, errlen, "out of memory");
 }
 
+static int key_history(json_t *v, struct api_config *cfg, char *err,
+		       size_t errlen)
+{
+	json_t *on = json_object_get(v, "enabled");
+
+	if (!json_is_object(v) || json_object_size(v) != 1 ||
+	    !json_is_boolean(on))
+		return api_config_fail(err, errlen,
+				       "\"history\" must be {\"enabled\": "
+				       "true or false}");
+	cfg->history_enabled = json_is_true(on);
+	return 0;
+}
+
 /*
  * One line per top-level key.  A section of its own (an object such as
  * "hdhomerun") keeps its parser in its own file, declared in
@@ -277,6 +292,7 @@ static const struct config_key {
     {"max_request_connections", key_max_request_conns},
     {"max_stream_connections", key_max_stream_conns},
     {"state_dir", key_state_dir},
+    {"history", key_history},
     {"hdhomerun", api_config_hdhomerun},
     {"cors", api_config_cors},
     {"trusted_proxies", api_config_trusted_proxies},
@@ -344,7 +360,7 @@ int api_config_parse(const char *text, struct api_config *cfg, char *err,
 	api_config_init(cfg);
 	if (!root)
 		return api_config_fail(err, errlen, "line %d: %s", jerr.line,
-			    syntax_error(&jerr));
+				       syntax_error(&jerr));
 	return config_finish(root, cfg, err, errlen);
 }
 
@@ -356,8 +372,8 @@ int api_config_load(const char *path, struct api_config *cfg, char *err,
 
 	api_config_init(cfg);
 	if (!root)
-		return api_config_fail(err, errlen, "%s: line %d: %s", path, jerr.line,
-			    syntax_error(&jerr));
+		return api_config_fail(err, errlen, "%s: line %d: %s", path,
+				       jerr.line, syntax_error(&jerr));
 	if (config_finish(root, cfg, err, errlen)) {
 		char inner[256];
 

@@ -6,6 +6,7 @@
  *    "status_interval_ms":1000,
  *    "max_request_connections":256, "max_stream_connections":2048,
  *    "state_dir":"/var/lib/tunerd",
+ *    "history":{"enabled":true},
  *    "hdhomerun":{"enabled":true, "allow":["192.168.1.0/24"],
  *                 "discovery":["eth0"], "http_port":5004,
  *                 "control_port":65001, "discovery_port":65001,
@@ -122,7 +123,8 @@ struct api_config {
 	long status_interval_ms; /* -1: not set */
 	/* The front's connection caps (http_front.h); -1: not set. */
 	long max_request_connections, max_stream_connections;
-	char *state_dir; /* absolute path; NULL: not set */
+	char *state_dir;     /* absolute path; NULL: not set */
+	int history_enabled; /* signal history (server/history); default 1 */
 	struct hdhr_config hdhomerun;
 	struct cors_config cors;
 	/* Proxies whose X-Forwarded-For is believed (client_addr.h). */

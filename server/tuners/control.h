@@ -14,7 +14,7 @@ struct daemon;
 /* Capabilities the daemon accepts from the stub's offer. */
 #define CONTROL_ACCEPTED_CAPS                                                  \
 	(TSTUB_CAP_RESEND | TSTUB_CAP_INTERRUPT | TSTUB_CAP_DEMOD_STATUS |     \
-	 TSTUB_CAP_DVB_ADAPTER)
+	 TSTUB_CAP_DVB_ADAPTER | TSTUB_CAP_CMD_BRACKET)
 
 /* Open the control channel now, or keep retrying every 500 ms. */
 int control_start(struct daemon *d);

@@ -33,6 +33,8 @@ enum tuner_op {
 	TUNER_OP_STATUS, /* chip status merged with the demodulator's */
 	/* kernel-side only: */
 	TUNER_OP_FREQUENCY,
+	/* Never run since stub ABI 1.2 retired TSTUB_I2C_GATE; the name
+	 * stays in the events' vocabulary (protocol/events.md). */
 	TUNER_OP_GATE,
 };
 

@@ -61,8 +61,7 @@ static int worker_exec(struct worker *wk, struct worker_cmd *c)
 	case TUNER_OP_FREQUENCY:
 		return worker_get_frequency(wk, &c->freq);
 	case TUNER_OP_GATE:
-		return ops->i2c_gate ? ops->i2c_gate(wk->priv, !!c->gate_open)
-				     : 0;
+		break; /* retired with TSTUB_I2C_GATE */
 	}
 	return -EINVAL;
 }
@@ -155,6 +154,9 @@ static void worker_run(struct worker *wk, struct worker_cmd *c)
 		worker_begin_late(wk);
 	wk->ctx.cmd_deadline_ns = c->deadline_ns;
 	c->err = worker_exec(wk, c);
+	/* The command's last bridge request is behind it. */
+	if (worker_bracket_close(&wk->ctx) && !c->err)
+		c->err = -ETIMEDOUT;
 	/* A signal past here finds nothing armed; one before sent it. */
 	wk->begin_armed = 0;
 	c->began = wk->began;
@@ -177,9 +179,6 @@ static int stub_op(uint16_t opcode, enum tuner_op *op)
 		return 0;
 	case TSTUB_GET_FREQUENCY:
 		*op = TUNER_OP_FREQUENCY;
-		return 0;
-	case TSTUB_I2C_GATE:
-		*op = TUNER_OP_GATE;
 		return 0;
 	}
 	return -EOPNOTSUPP;
@@ -207,10 +206,12 @@ static void worker_serve_stub(struct worker *wk, const union tstub_buf *m)
 	}
 	if (c.op == TUNER_OP_TUNE)
 		c.params = *(const struct tstub_params *)tstub_body(h);
-	if (c.op == TUNER_OP_GATE)
-		c.gate_open = ((const struct tstub_gate *)tstub_body(h))->open;
 	c.deadline_ns = worker_deadline(&wk->ctx, 0);
+	/* The stub's command: the kernel caller holds the gate for it. */
+	worker_bracket_close(&wk->ctx);
+	wk->ctx.stub_cmd = 1;
 	worker_run(wk, &c);
+	wk->ctx.stub_cmd = 0;
 	if (!c.err && c.op == TUNER_OP_STATUS) {
 		body = &c.status;
 		len = sizeof(c.status);
@@ -326,11 +327,15 @@ static int worker_poll(struct worker *wk)
 	    {.fd = wk->a->daemon_fd, .events = POLLIN},
 	};
 	struct timespec ts = {0, 0}, *timeout = NULL;
-	uint64_t now = loop_now_ns(), due = worker_next_due_ns(wk);
+	uint64_t now, due;
 	union tstub_buf m;
 	union wmsg w;
 	int n;
 
+	/* Idle from here: what the deferred work read is done. */
+	worker_bracket_close(&wk->ctx);
+	now = loop_now_ns();
+	due = worker_next_due_ns(wk);
 	if (due) {
 		uint64_t wait = due > now ? due - now : 0;
 
@@ -390,6 +395,8 @@ static int worker_start(struct worker *wk, struct tstub_params *cached)
 			strerror(-err));
 	else
 		err = a->ops->probe(&wk->ctx.host, &a->cfg, &wk->priv);
+	if (worker_bracket_close(&wk->ctx) && !err)
+		err = -ETIMEDOUT;
 	if (err > 0)
 		err = -EIO; /* not an errno: the plugin broke the ABI */
 	if (err)
@@ -466,6 +473,7 @@ int worker_main(const struct worker_args *args)
 			 "reports its start",
 			 a->client);
 	wk->ctx.host.abi = (uint32_t)a->abi;
+	wk->ctx.cmd_bracket = a->cmd_bracket;
 	if (worker_start(wk, &cached)) {
 		ret = wk->ctx.stub_closed ? WORKER_EXIT_STUB_GONE
 					  : WORKER_EXIT_PROBE;

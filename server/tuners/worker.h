@@ -32,6 +32,7 @@ struct worker_args {
 	unsigned int deadline_ms;
 	unsigned int settle_permille;
 	int demod_status; /* the stub answers TSTUB_DEMOD_STATUS */
+	int cmd_bracket;  /* the stub takes TSTUB_CMD_BEGIN/END */
 	int daemon_fd;
 	struct tstub_params restore; /* the daemon's last params ... */
 	int have_restore;            /* ... if any, else the stub's ... */

@@ -136,6 +136,36 @@ static int worker_await(struct worker_ctx *w, uint64_t unique, uint16_t opcode,
 	}
 }
 
+static int uses_bridge(uint16_t opcode)
+{
+	return opcode == TSTUB_I2C_XFER || opcode == TSTUB_BRIDGE_CTRL ||
+	       opcode == TSTUB_DEMOD_STATUS;
+}
+
+/* Before a bridge request of the worker's own command: its CMD_BEGIN. */
+static int worker_bracket_open(struct worker_ctx *w)
+{
+	union tstub_buf reply;
+	int err;
+
+	if (!w->cmd_bracket || w->stub_cmd || w->bracket_open)
+		return 0;
+	err = worker_call(w, TSTUB_CMD_BEGIN, NULL, 0, &reply);
+	if (!err)
+		w->bracket_open = 1;
+	return err;
+}
+
+int worker_bracket_close(struct worker_ctx *w)
+{
+	union tstub_buf reply;
+
+	if (!w->bracket_open)
+		return 0;
+	w->bracket_open = 0;
+	return worker_call(w, TSTUB_CMD_END, NULL, 0, &reply);
+}
+
 int worker_call(struct worker_ctx *w, uint16_t opcode, const void *body,
 		size_t len, union tstub_buf *reply)
 {
@@ -144,6 +174,11 @@ int worker_call(struct worker_ctx *w, uint16_t opcode, const void *body,
 
 	if (w->stub_closed)
 		return -ECONNABORTED;
+	if (uses_bridge(opcode)) {
+		err = worker_bracket_open(w);
+		if (err)
+			return err;
+	}
 	unique = ++w->next_unique;
 	if (tstub_build(reply, opcode, 0, unique, 0, w->client, body, len) < 0)
 		return -EMSGSIZE;

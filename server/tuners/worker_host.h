@@ -8,6 +8,15 @@
  * deadline and by what is left of the command's own deadline.  Requests
  * the stub sends meanwhile are queued (a small bounded FIFO, -EBUSY to the
  * stub when full) and served after the command.
+ *
+ * A command the worker starts itself (not one the stub asked for) is
+ * bracketed when the stub offers TSTUB_CAP_CMD_BRACKET: TSTUB_CMD_BEGIN
+ * before its first request on the bridge (I2C, bridge control,
+ * demodulator status), TSTUB_CMD_END after its last, so the bridge keeps
+ * its demodulator's gate open and its own operations out for the whole
+ * command rather than per transfer.  A command with no bridge request
+ * sends neither; the stub's own commands need none (the kernel caller
+ * holds the gate).
  */
 #ifndef TUNERD_WORKER_HOST_H
 #define TUNERD_WORKER_HOST_H
@@ -35,6 +44,9 @@ struct worker_ctx {
 	union tstub_buf fifo[WORKER_FIFO_MAX];
 	uint64_t dropped_replies;
 	uint64_t busy_refusals;
+	int cmd_bracket;  /* the stub takes CMD_BEGIN/CMD_END */
+	int stub_cmd;     /* a command of the stub's runs: no bracket */
+	int bracket_open; /* CMD_BEGIN answered, CMD_END owed */
 	struct tunerd_host host;
 };
 
@@ -53,6 +65,10 @@ int worker_call(struct worker_ctx *w, uint16_t opcode, const void *body,
 /* Send a notification (unique 0). */
 int worker_notify(struct worker_ctx *w, uint16_t opcode, const void *body,
 		  size_t len);
+
+/* The end of a command the worker started: CMD_END if its bracket is
+ * open.  Returns 0 or the stub's error (-ETIMEDOUT: the bracket lapsed). */
+int worker_bracket_close(struct worker_ctx *w);
 
 /* Take the oldest queued stub request.  1 if there was one. */
 int worker_fifo_pop(struct worker_ctx *w, union tstub_buf *out);

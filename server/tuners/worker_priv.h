@@ -44,7 +44,6 @@ struct worker_cmd {
 	enum tuner_op op;
 	uint64_t req_id;
 	struct tstub_params params; /* TUNE */
-	uint32_t gate_open;         /* GATE */
 	uint64_t deadline_ns;
 	uint64_t lock_deadline_ns; /* TUNE: someone waits for lock */
 	uint64_t t0, t1;           /* began, ended (0: at the report) */

@@ -42,6 +42,7 @@ struct zygote_req {
 	unsigned int deadline_ms;
 	unsigned int settle_permille;
 	int demod_status;
+	int cmd_bracket;
 	int have_restore;
 	int have_saved;
 	int have_firmware_dir;
@@ -120,6 +121,7 @@ zygote_run_worker(const struct zygote_req *r, int sock)
 	    .deadline_ms = r->deadline_ms,
 	    .settle_permille = r->settle_permille,
 	    .demod_status = r->demod_status,
+	    .cmd_bracket = r->cmd_bracket,
 	    .daemon_fd = sock,
 	    .restore = r->restore,
 	    .have_restore = r->have_restore,
@@ -325,6 +327,7 @@ static int zygote_fill(struct zygote_req *r, const struct worker_args *a)
 	r->deadline_ms = a->deadline_ms;
 	r->settle_permille = a->settle_permille;
 	r->demod_status = a->demod_status;
+	r->cmd_bracket = a->cmd_bracket;
 	r->have_restore = a->have_restore;
 	r->restore = a->restore;
 	r->have_saved = a->have_saved;

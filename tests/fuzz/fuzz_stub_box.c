@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "box.h"
+#include "fuzz_stub_records.h"
 #include "tstub_codec.h"
 #include "xc3028_fwgen.h"
 
@@ -157,12 +158,7 @@ static size_t fz_reply(union tstub_buf *m, const struct fz_chan *ch,
 
 	if (want >= 0)
 		body = (size_t)want;
-	if (body > TSTUB_MSG_MAX - sizeof(m->hdr))
-		body = TSTUB_MSG_MAX - sizeof(m->hdr);
-	memset(m->bytes, 0, sizeof(m->hdr) + body);
-	if (len > 1)
-		memcpy(m->bytes + sizeof(m->hdr), p + 1,
-		       len - 1 < body ? len - 1 : body);
+	body = fz_body(m, body, len > 1 ? p + 1 : p, len > 1 ? len - 1 : 0);
 	return (size_t)tstub_build(m, req->opcode, TSTUB_F_REPLY, req->unique,
 				   error, req->client,
 				   m->bytes + sizeof(m->hdr), error ? 0 : body);
@@ -172,7 +168,6 @@ static size_t fz_reply(union tstub_buf *m, const struct fz_chan *ch,
 static size_t fz_request(union tstub_buf *m, const uint8_t *p, size_t len,
 			 int exact)
 {
-	uint8_t body[TSTUB_MSG_MAX];
 	uint16_t opcode;
 	int want;
 	size_t n;
@@ -181,19 +176,22 @@ static size_t fz_request(union tstub_buf *m, const uint8_t *p, size_t len,
 		return 0;
 	opcode = fz_typed[p[0] % (sizeof(fz_typed) / sizeof(fz_typed[0]))];
 	want = tstub_body_size(opcode, 0);
-	n = len - 3;
-	if (exact && want >= 0)
-		n = (size_t)want;
-	if (n > sizeof(body) - sizeof(m->hdr))
-		n = sizeof(body) - sizeof(m->hdr);
-	memset(body, 0, n);
-	memcpy(body, p + 3, len - 3 < n ? len - 3 : n);
-	return (size_t)tstub_build(m, opcode, 0, p[1], 0, p[2] % 5u, body, n);
+	n = exact && want >= 0 ? (size_t)want : len - 3;
+	n = fz_body(m, n, p + 3, len - 3);
+	return (size_t)tstub_build(m, opcode, 0, p[1], 0, p[2] % 5u,
+				   m->bytes + sizeof(m->hdr), n);
 }
 
-static void fz_record(struct sim_box *box, struct fz_chan *chans, int k,
-		      const uint8_t *p, size_t len)
+struct fz_session {
+	struct sim_box *box;
+	struct fz_chan *chans;
+};
+
+static void fz_record(void *ctx, int k, const uint8_t *p, size_t len)
 {
+	struct fz_session *s = ctx;
+	struct sim_box *box = s->box;
+	struct fz_chan *chans = s->chans;
 	struct fz_chan *ch = &chans[(k >> 3) & 3];
 	union tstub_buf m;
 	size_t n = 0;
@@ -209,12 +207,7 @@ static void fz_record(struct sim_box *box, struct fz_chan *chans, int k,
 		fz_pump(box, chans);
 		return;
 	case 1:
-		n = len < sizeof(m.bytes) ? len : sizeof(m.bytes);
-		memcpy(m.bytes, p, n);
-		if (n >= sizeof(m.hdr)) {
-			m.hdr.len = (uint32_t)n;
-			m.hdr.flags &= TSTUB_F_REPLY;
-		}
+		n = fz_fixed_header(&m, p, len);
 		break;
 	case 2:
 		if (ch->nrequests)
@@ -241,8 +234,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fz_chan chans[FZ_CHANNELS];
 	struct sim_box *box;
+	struct fz_session session;
 	char err[256];
-	size_t pos = 0;
 
 	box = sim_box_new(&fz_cfg, err, sizeof(err));
 	if (!box) {
@@ -252,16 +245,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int c = 0; c < FZ_CHANNELS; c++)
 		chans[c] = (struct fz_chan){.fd = -1};
 	fz_connect(box, chans, 0); /* the box sends INIT */
-	while (pos + 3 <= size) {
-		int k = data[pos];
-		size_t len = (size_t)(data[pos + 1] | data[pos + 2] << 8);
-
-		pos += 3;
-		if (len > size - pos)
-			len = size - pos;
-		fz_record(box, chans, k, data + pos, len);
-		pos += len;
-	}
+	session = (struct fz_session){.box = box, .chans = chans};
+	fz_for_each_record(data, size, fz_record, &session);
 	for (int c = 0; c < FZ_CHANNELS; c++) {
 		if (chans[c].fd >= 0)
 			close(chans[c].fd);

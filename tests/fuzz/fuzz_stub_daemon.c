@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "fuzz_stub_records.h"
 #include "log.h"
 #include "loop.h"
 #include "tstub_codec.h"
@@ -43,12 +44,12 @@ static struct daemon fz_daemon;
 static int fz_stub = -1; /* the stub's end of the control channel */
 
 static const uint16_t fz_typed[] = {
-    TSTUB_INIT,         TSTUB_LOAD_PLUGIN, TSTUB_ATTACH,
-    TSTUB_DETACH,       TSTUB_TUNER_INIT,  TSTUB_TUNER_SLEEP,
-    TSTUB_SET_PARAMS,   TSTUB_GET_STATUS,  TSTUB_GET_FREQUENCY,
-    TSTUB_I2C_GATE,     TSTUB_INTERRUPT,   TSTUB_BIND,
-    TSTUB_I2C_XFER,     TSTUB_BRIDGE_CTRL, TSTUB_PARAMS_CHANGED,
-    TSTUB_DEMOD_STATUS,
+    TSTUB_INIT,        TSTUB_LOAD_PLUGIN,    TSTUB_ATTACH,
+    TSTUB_DETACH,      TSTUB_TUNER_INIT,     TSTUB_TUNER_SLEEP,
+    TSTUB_SET_PARAMS,  TSTUB_GET_STATUS,     TSTUB_GET_FREQUENCY,
+    TSTUB_INTERRUPT,   TSTUB_BIND,           TSTUB_I2C_XFER,
+    TSTUB_BRIDGE_CTRL, TSTUB_PARAMS_CHANGED, TSTUB_DEMOD_STATUS,
+    TSTUB_CMD_BEGIN,   TSTUB_CMD_END,
 };
 
 static void fz_setup(void)
@@ -140,16 +141,10 @@ static size_t fz_typed_message(union tstub_buf *m, const uint8_t *p, size_t len,
 {
 	uint16_t opcode = fz_typed[p[0] % (sizeof(fz_typed) / 2)];
 	int want = tstub_body_size(opcode, reply);
-	size_t body = len > 2 ? len - 2 : 0;
+	size_t src_len = len > 2 ? len - 2 : 0;
+	size_t body = want >= 0 && exact ? (size_t)want : src_len;
 
-	if (want >= 0 && exact)
-		body = (size_t)want;
-	if (body > TSTUB_MSG_MAX - sizeof(m->hdr))
-		body = TSTUB_MSG_MAX - sizeof(m->hdr);
-	memset(m, 0, sizeof(m->hdr) + body);
-	if (len > 2)
-		memcpy(m->bytes + sizeof(m->hdr), p + 2,
-		       len - 2 < body ? len - 2 : body);
+	body = fz_body(m, body, src_len ? p + 2 : p, src_len);
 	m->hdr.len = (uint32_t)(sizeof(m->hdr) + body);
 	m->hdr.opcode = opcode;
 	m->hdr.flags = reply ? TSTUB_F_REPLY : 0;
@@ -160,23 +155,17 @@ static size_t fz_typed_message(union tstub_buf *m, const uint8_t *p, size_t len,
 	return m->hdr.len;
 }
 
-static void fz_record(int k, const uint8_t *p, size_t len)
+static void fz_record(void *ctx, int k, const uint8_t *p, size_t len)
 {
 	union tstub_buf m;
 
+	(void)ctx;
 	switch (k & 3) {
 	case 0:
 		fz_send(p, len);
 		break;
 	case 1:
-		if (len > sizeof(m.bytes))
-			len = sizeof(m.bytes);
-		memcpy(m.bytes, p, len);
-		if (len >= sizeof(m.hdr)) {
-			m.hdr.len = (uint32_t)len;
-			m.hdr.flags &= TSTUB_F_REPLY;
-		}
-		fz_send(m.bytes, len);
+		fz_send(m.bytes, fz_fixed_header(&m, p, len));
 		break;
 	default:
 		if (len)
@@ -200,19 +189,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				  .kind = TSTUB_KIND_SIM,
 				  .max_clients = 8};
 	union tstub_buf m;
-	size_t pos = 0;
 
 	tstub_build(&m, TSTUB_INIT, 0, 1, 0, 0, &init, sizeof(init));
 	fz_send(m.bytes, m.hdr.len);
-	while (pos + 3 <= size) {
-		int k = data[pos];
-		size_t len = (size_t)(data[pos + 1] | data[pos + 2] << 8);
-
-		pos += 3;
-		if (len > size - pos)
-			len = size - pos;
-		fz_record(k, data + pos, len);
-		pos += len;
-	}
+	fz_for_each_record(data, size, fz_record, NULL);
 	return 0;
 }

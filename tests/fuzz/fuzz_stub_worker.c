@@ -26,6 +26,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "fuzz_stub_records.h"
 #include "log.h"
 #include "worker_host.h"
 
@@ -34,10 +35,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define FZ_CLIENT 3
 
 static const uint16_t fz_typed[] = {
-    TSTUB_TUNER_INIT,  TSTUB_TUNER_SLEEP,   TSTUB_SET_PARAMS,
-    TSTUB_GET_STATUS,  TSTUB_GET_FREQUENCY, TSTUB_I2C_GATE,
-    TSTUB_INTERRUPT,   TSTUB_BIND,          TSTUB_I2C_XFER,
-    TSTUB_BRIDGE_CTRL, TSTUB_ATTACH,        TSTUB_DEMOD_STATUS,
+    TSTUB_TUNER_INIT, TSTUB_TUNER_SLEEP,   TSTUB_SET_PARAMS,
+    TSTUB_GET_STATUS, TSTUB_GET_FREQUENCY, TSTUB_INTERRUPT,
+    TSTUB_BIND,       TSTUB_I2C_XFER,      TSTUB_BRIDGE_CTRL,
+    TSTUB_ATTACH,     TSTUB_DEMOD_STATUS,  TSTUB_CMD_BEGIN,
+    TSTUB_CMD_END,
 };
 
 static void fz_send(int fd, const void *buf, size_t len)
@@ -56,12 +58,7 @@ static size_t fz_typed_message(union tstub_buf *m, const uint8_t *p, size_t len)
 		return 0;
 	opcode = fz_typed[p[0] % (sizeof(fz_typed) / sizeof(fz_typed[0]))];
 	want = tstub_body_size(opcode, 0);
-	body = want >= 0 ? (size_t)want : len - 2;
-	if (body > TSTUB_MSG_MAX - sizeof(m->hdr))
-		body = TSTUB_MSG_MAX - sizeof(m->hdr);
-	memset(m->bytes, 0, sizeof(m->hdr) + body);
-	memcpy(m->bytes + sizeof(m->hdr), p + 2,
-	       len - 2 < body ? len - 2 : body);
+	body = fz_body(m, want >= 0 ? (size_t)want : len - 2, p + 2, len - 2);
 	return (size_t)tstub_build(m, opcode, 0, p[1], 0, FZ_CLIENT,
 				   m->bytes + sizeof(m->hdr), body);
 }
@@ -73,16 +70,15 @@ static size_t fz_reply(union tstub_buf *m, const uint8_t *p, size_t len)
 	int32_t error = len > 1 && (p[1] & 1) ? -(int32_t)p[1] : 0;
 	size_t body = len > 2 && !error ? len - 2 : 0;
 
-	if (body > TSTUB_MSG_MAX - sizeof(m->hdr))
-		body = TSTUB_MSG_MAX - sizeof(m->hdr);
-	memcpy(m->bytes + sizeof(m->hdr), p + 2, body);
+	body = fz_body(m, body, p + 2, body);
 	return (size_t)tstub_build(m, opcode, TSTUB_F_REPLY, (p[0] & 1) + 1u,
 				   error, FZ_CLIENT, m->bytes + sizeof(m->hdr),
 				   body);
 }
 
-static void fz_record(int fd, int k, const uint8_t *p, size_t len)
+static void fz_record(void *ctx, int k, const uint8_t *p, size_t len)
 {
+	int fd = *(const int *)ctx;
 	union tstub_buf m;
 	size_t n = 0;
 
@@ -91,12 +87,7 @@ static void fz_record(int fd, int k, const uint8_t *p, size_t len)
 		fz_send(fd, p, len);
 		return;
 	case 1:
-		n = len < sizeof(m.bytes) ? len : sizeof(m.bytes);
-		memcpy(m.bytes, p, n);
-		if (n >= sizeof(m.hdr)) {
-			m.hdr.len = (uint32_t)n;
-			m.hdr.flags &= TSTUB_F_REPLY;
-		}
+		n = fz_fixed_header(&m, p, len);
 		break;
 	case 2:
 		n = fz_typed_message(&m, p, len);
@@ -149,7 +140,6 @@ static void fz_calls(struct worker_ctx *w, unsigned int rlen)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct worker_ctx *w;
-	size_t pos = 1;
 	int sv[2];
 
 	if (!size)
@@ -162,16 +152,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	/* Deadline 0: a call reads what is queued and never waits. */
 	worker_ctx_init(w, sv[0], FZ_CLIENT, "FUZZ", NULL, 0, 0);
-	while (pos + 3 <= size) {
-		int k = data[pos];
-		size_t len = (size_t)(data[pos + 1] | data[pos + 2] << 8);
-
-		pos += 3;
-		if (len > size - pos)
-			len = size - pos;
-		fz_record(sv[1], k, data + pos, len);
-		pos += len;
-	}
+	fz_for_each_record(data + 1, size - 1, fz_record, &sv[1]);
 	fz_calls(w, data[0] % 64 + 1);
 	fz_check_sent(sv[1]);
 	close(sv[0]);

@@ -204,7 +204,13 @@ class BoxTest(unittest.TestCase):
                        deadline_ms=self.deadline_ms, extra=self.box_extra,
                        env_text=self.env_text)
         self.daemons = []
-        self.daemon = self.start_daemon()
+        try:
+            self.daemon = self.start_daemon()
+        except BaseException:
+            # tearDown() does not run after a failed setUp(): the box and
+            # any daemon would outlive the test (and hold its ports)
+            self.tearDown()
+            raise
 
     def start_daemon(self, wait=True):
         d = Daemon(self.box, extra=self.daemon_extra,

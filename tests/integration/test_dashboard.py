@@ -143,7 +143,8 @@ class DashboardStreamLinks(ApiBoxTest):
 
 @unittest.skipUnless(CHROMIUM, "chromium is not installed")
 class DashboardChannels(ApiBoxTest):
-    """The channel list of a scanned box: name, LCN, tune, stream links.
+    """The channel list of a scanned box: name, LCN, tune, stream links,
+    and the tune form's channel picker.
     Needs the daemon's channels API: skipped while /api/v1/channels is
     404 (a failure under CI=true)."""
 
@@ -188,6 +189,14 @@ class DashboardChannels(ApiBoxTest):
             wait_for(lambda: (self.api("GET", "/api/v1/tuners/2").json
                               .get("params") or {}).get("frequency") ==
                      490000000, timeout=30, what="tuner 2 tuned by channel")
+            # the tune form's channel picker on tuner 3's card
+            page.eval("(() => { const c = document.querySelectorAll("
+                      "'.tuner')[2]; c.querySelector('select[name=channel]')"
+                      ".value = 'BBC TWO'; c.querySelector('.t-tune')"
+                      ".click(); })()")
+            wait_for(lambda: (self.api("GET", "/api/v1/tuners/3").json
+                              .get("params") or {}).get("frequency") ==
+                     490000000, timeout=30, what="tuner 3 tuned by picker")
 
 
 class Browser:

@@ -14,8 +14,10 @@ from harness import ApiBoxTest, wait_for
 
 
 class SlowConsumer(ApiBoxTest):
-    # 4 tuners x 100 status events a second
-    daemon_extra = ("--status-interval-ms", "10")
+    # 4 tuners x 100 status events a second (a 1 ms heartbeat publishes
+    # every read, steady or not)
+    daemon_extra = ("--status-interval-ms", "10", "--status-heartbeat-ms",
+                    "1")
 
     def test_a_client_that_never_reads_is_closed_with_a_reason(self):
         ws = ws_connect(self.port, "types=tuner.status", rcvbuf=4096,

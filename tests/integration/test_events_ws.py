@@ -259,7 +259,10 @@ class WsCatchUp(ApiBoxTest):
 
 
 class WsStatusSampling(ApiBoxTest):
-    daemon_extra = ("--status-interval-ms", "100")
+    # a heartbeat as short as the interval: every read is published (the
+    # deadband's economy is tested in test_history.py)
+    daemon_extra = ("--status-interval-ms", "100",
+                    "--status-heartbeat-ms", "100")
 
     def test_status_events_for_every_ready_tuner(self):
         ws = ws_connect(self.port, "types=tuner.status")
@@ -273,6 +276,41 @@ class WsStatusSampling(ApiBoxTest):
             self.assertGreaterEqual(len(msgs), 3)
             self.assertIn("fe_status", msgs[-1]["status"])
             self.assertIn("locked", msgs[-1])
+
+
+
+class WsStatusOnlyWhileSubscribed(ApiBoxTest):
+    """The sampler reads a chip only while a stream wants its
+    tuner.status: a status read is I2C and the bridge's demodulator lock.
+    (The history, which reads every tuner each second, is off here, and a
+    heartbeat as short as the interval publishes every read.)"""
+    daemon_extra = ("--status-interval-ms", "50",
+                    "--status-heartbeat-ms", "50")
+    config = {"history": {"enabled": False}}
+    power_up_wait = True  # the restore's inits are I2C too
+
+    def i2c_transfers(self):
+        return self.box.call({"op": "stats"})["stats"]["i2c_transfers"]
+
+    def test_no_status_subscriber_no_i2c(self):
+        # A stream of other events: 20 sampling periods, no chip read.
+        other = ws_connect(self.port, "types=tuner.tune")
+        self.addCleanup(other.close)
+        before = self.i2c_transfers()
+        self.assertEqual(ws_collect(other, 1.0), [])
+        self.assertEqual(self.i2c_transfers(), before)
+        # A status subscriber of tuner 1 (an MT2060: its status is I2C).
+        ws = ws_connect(self.port, "types=tuner.status&tuner=1")
+        self.addCleanup(ws.close)
+        for _ in range(3):
+            ws_next(ws, of_type("tuner.status", 1))
+        self.assertGreater(self.i2c_transfers(), before)
+
+    def test_get_status_reads_on_demand(self):
+        before = self.i2c_transfers()
+        r = self.api("GET", "/api/v1/tuners/1/status")
+        self.assertEqual(r.status, 200, r)
+        self.assertGreater(self.i2c_transfers(), before)
 
 
 if __name__ == "__main__":

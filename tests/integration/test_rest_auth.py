@@ -44,6 +44,7 @@ class TokensAndRoles(ApiBoxTest):
                                       DVBT_474, token=v),
                              403, "forbidden")
         self.assertEqual(e["details"]["required_role"], "operator")
+        self.assertEqual(e["details"]["role"], "viewer")
         self.assertError(self.api("POST", "/api/v1/tuners/1/lease",
                                   {"holder": "x"}, token=v),
                          403, "forbidden")
@@ -57,6 +58,8 @@ class TokensAndRoles(ApiBoxTest):
         e = self.assertError(self.api("GET", "/api/v1/plugins", token=o),
                              403, "forbidden")
         self.assertEqual(e["details"]["required_role"], "admin")
+        # how a client (the dashboard) learns its role
+        self.assertEqual(e["details"]["role"], "operator")
 
         self.assertEqual(self.api("GET", "/api/v1/plugins", token=a).status,
                          200)

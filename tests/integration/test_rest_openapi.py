@@ -209,6 +209,26 @@ class MatchesTheSpec(ApiBoxTest):
         self.call("DELETE", "/api/v1/tuners/2/lease",
                   headers={"X-Tunerd-Lease": lease.json["lease_id"]})
 
+    def test_history_answers(self):
+        """The history after a tune: points with every field (null ones
+        too), lock and tune marks; its errors."""
+        from harness import wait_for
+        r = self.call("POST", "/api/v1/tuners/1/tune", DVBT_474)
+        self.assertEqual(r.status, 200, r)
+
+        def marked():
+            a = self.call("GET", "/api/v1/tuners/1/history?step=1000").json
+            return a if a["points"] and len(a["marks"]) >= 2 else None
+        a = wait_for(marked, timeout=30, step=0.2, what="points and marks")
+        self.assertEqual({m["type"] for m in a["marks"]},
+                         {"tuner.tune", "tuner.lock"})
+        self.call("GET", "/api/v1/tuners/1/history?step=60000&fields=cnr")
+        for q in ("?fields=x", "?step=1", "?from=x"):
+            r = self.call("GET", "/api/v1/tuners/1/history" + q)
+            self.assertEqual(r.status, 400, r)
+        self.assertEqual(
+            self.call("GET", "/api/v1/tuners/99/history").status, 404)
+
     def test_channel_answers(self):
         """Scans, the channel list (JSON), tunes by channel and their
         errors."""

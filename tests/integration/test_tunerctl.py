@@ -486,6 +486,35 @@ class WatchEvents(TwoBoxes):
             w.wait_output(0.2)
         self.fail("watch never showed " + what)
 
+    def test_watch_hides_status_unless_asked(self):
+        """tuner.status (published after each tune, when the next read
+        sees the new channel) shows with --status only: once the plain
+        watch shows a tune numbered after a status event the other watch
+        showed, that status event went past it unshown."""
+        plain = Watch(self, "--json", "watch", "--box", "attic")
+        status = Watch(self, "--json", "watch", "--box", "attic", "--status")
+        site = self.sites["attic"]
+
+        def tune(i):
+            self.assertTrue(site.box.tune(site.client_of(1), "DVBT",
+                                          (474000000, 490000000)[i % 2],
+                                          8000000)["ok"])
+
+        def status_seen():
+            return [e for e in status.events() if e["type"] == "tuner.status"]
+
+        self.wait_for_event(status, lambda e: e["type"] == "tuner.status",
+                            tune, "a tuner.status with --status")
+        after = max(e["seq"] for e in status_seen())
+        self.wait_for_event(
+            plain, lambda e: e["type"] == "tuner.tune" and e["seq"] > after,
+            tune, "a tune after that status event")
+        self.assertEqual(plain.stop(), 0, plain.stderr)
+        self.assertEqual(status.stop(), 0, status.stderr)
+        types = {e["type"] for e in plain.events()}
+        self.assertNotIn("tuner.status", types)
+        self.assertIn("tuner.tune", types)
+
     def test_watch_resumes_after_a_daemon_restart(self):
         w = Watch(self, "--json", "watch")
         try:

@@ -49,8 +49,8 @@ REQUIRED_CHECKS=(module-load frontend-present no-daemon-enotconn
 	lock-from-chip qt1010-tune xc3028-tune deadline-timeout
 	signal-eintr daemon-kill-abort daemon-restart reattach-sync analog-subdev
 	netapi-kernel-tune netapi-api-tune dvr-direct netapi-stream
-	kernel-tuner-variant
-	parity-traces rmmod-clean dmesg-clean)
+	frontend-rules-api kernel-tuner-variant
+	parity-traces rmmod-clean frontend-rules dmesg-clean)
 
 usage() {
 	sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
@@ -130,11 +130,13 @@ run_guest() {
 	log "booting $KVER under QEMU (TCG)"
 	local tq
 	tq=$(date +%s%N)
+	# log_buf_len: the frontend-rules check reads the summary every load
+	# of the bridge logs at unload; the default 128 KiB ring loses them.
 	timeout -k 10 "$guest_timeout" qemu-system-x86_64 -accel tcg -m 1G \
 		-smp 1 -nographic -no-reboot -nic none \
 		-kernel "$IMG/boot/vmlinuz-$KVER" -initrd "$work/initramfs.gz" \
 		-serial mon:stdio -serial file:"$work/traces.raw" \
-		-append "console=ttyS0 panic_on_warn=1 panic=-1 oops=panic loglevel=4" \
+		-append "console=ttyS0 panic_on_warn=1 panic=-1 oops=panic loglevel=4 log_buf_len=8M" \
 		</dev/null >"$console" 2>&1 || true
 	local ms=$((($(date +%s%N) - tq) / 1000000))
 	printf 'run-qemu: guest ran %d.%03d s\n' $((ms / 1000)) $((ms % 1000))

@@ -77,9 +77,10 @@ def test_lease_conflict_details(live):
     t.tune(**DVBT_474)
 
 
-def test_history_is_the_endpoint_or_not_found(live):
-    try:
-        ans = live.client().tuner(1).history(limit=5)
-    except errors.NotFound:
-        return
-    assert isinstance(ans, dict)
+def test_history_is_the_endpoint(live):
+    ans = live.client().tuner(1).history(step=60000, fields="signal,cnr")
+    assert ans["tuner"] == 1 and ans["step_ms"] == 60000
+    assert isinstance(ans["points"], list)
+    assert isinstance(ans["marks"], list)
+    with pytest.raises(errors.BadRequest):
+        live.client().tuner(1).history(limit=5)

@@ -25,6 +25,7 @@
 #include "eventbus.h"
 #include "json_api.h"
 #include "log.h"
+#include "status_deadband.h"
 #include "status_sampler.h"
 
 /* Ring events read per catch-up step (the ring stays locked meanwhile). */
@@ -37,6 +38,7 @@ struct event_hub {
 	unsigned int nsubs;
 	int stopping, stopped; /* stopped: free with the last subscriber */
 	struct status_sampler *sampler;
+	struct status_deadband *status_events;
 };
 
 struct event_sub {
@@ -416,6 +418,8 @@ static void hub_on_event(const struct event *ev, void *arg)
 
 static void hub_free(struct event_hub *h)
 {
+	status_deadband_stop(h->status_events);
+	status_sampler_free(h->sampler);
 	if (h->bus_id > 0)
 		eventbus_unsubscribe(h->d->events, h->bus_id);
 	if (h->d->event_hub == h)
@@ -493,19 +497,43 @@ void event_sub_free(struct event_sub *s)
 		hub_free(h);
 }
 
-int event_streams_start(struct daemon *d, long status_interval_ms)
+int event_streams_start(struct daemon *d, long status_interval_ms,
+			long status_heartbeat_ms)
 {
 	struct event_hub *h = hub_get(d);
 
 	if (!h)
 		return -ENOMEM;
-	if (status_interval_ms > 0 && !h->sampler) {
-		h->sampler =
-		    status_sampler_start(d, (unsigned long)status_interval_ms);
-		if (!h->sampler)
+	if (!h->sampler)
+		h->sampler = status_sampler_new(d);
+	if (!h->sampler)
+		return -ENOMEM;
+	if (status_interval_ms > 0 && !h->status_events) {
+		h->status_events = status_deadband_start(
+		    d, h->sampler, (unsigned long)status_interval_ms,
+		    (unsigned long)status_heartbeat_ms);
+		if (!h->status_events)
 			return -ENOMEM;
 	}
 	return 0;
+}
+
+int event_streams_want(const struct daemon *d, const char *type, long tuner)
+{
+	const struct event_hub *h = d->event_hub;
+
+	if (!h || h->stopping)
+		return 0;
+	for (const struct event_sub *s = h->subs; s; s = s->next)
+		if (!event_sub_is_closed(s) &&
+		    event_filter_match(&s->filter, type, tuner))
+			return 1;
+	return 0;
+}
+
+struct status_sampler *event_streams_sampler(struct daemon *d)
+{
+	return d->event_hub ? d->event_hub->sampler : NULL;
 }
 
 void event_streams_stop(struct daemon *d)
@@ -514,7 +542,9 @@ void event_streams_stop(struct daemon *d)
 
 	if (!h || h->stopping)
 		return;
-	status_sampler_stop(h->sampler);
+	status_deadband_stop(h->status_events);
+	h->status_events = NULL;
+	status_sampler_free(h->sampler);
 	h->sampler = NULL;
 	h->stopping = 1;
 	eventbus_unsubscribe(d->events, h->bus_id);

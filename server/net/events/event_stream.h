@@ -26,6 +26,7 @@ struct api_error;
 struct daemon;
 struct event;
 struct event_sub;
+struct status_sampler;
 
 #define EVENT_STREAM_QUEUE_MAX   256
 #define EVENT_STREAM_QUEUE_BYTES (1024 * 1024)
@@ -109,8 +110,11 @@ const char *event_sub_close_reason(const struct event_sub *s);
 size_t event_sub_queued(const struct event_sub *s);
 
 /*
- * The event streams inside the daemon.  event_streams_start() samples
- * tuner.status every status_interval_ms (0: never) and is called once
+ * The event streams inside the daemon.  event_streams_start() makes the
+ * status sampler (status_sampler.h; others ask it for reads through
+ * event_streams_sampler()) and, with status_interval_ms > 0, looks at
+ * every tuner's status that often and publishes tuner.status past a
+ * deadband or every status_heartbeat_ms (status_deadband.h); it is called once
  * the daemon is up; event_streams_stop() closes every stream (a final
  * "closed" message with reason "shutdown", which wakes its transport) and
  * stops the sampling, and is called before the HTTP front stops, which
@@ -118,8 +122,14 @@ size_t event_sub_queued(const struct event_sub *s);
  * made on first use when event_streams_start() was not called.  Loop
  * thread.
  */
-int event_streams_start(struct daemon *d, long status_interval_ms);
+int event_streams_start(struct daemon *d, long status_interval_ms,
+			long status_heartbeat_ms);
+/* The sampler made by event_streams_start(), or NULL. */
+struct status_sampler *event_streams_sampler(struct daemon *d);
 void event_streams_stop(struct daemon *d);
+/* 1 when an open stream's filter passes an event of this type and tuner:
+ * someone would receive it (the status sampler reads only then). */
+int event_streams_want(const struct daemon *d, const char *type, long tuner);
 
 /* A stream's own message: json (reference taken) serialised compactly;
  * NULL when out of memory. */

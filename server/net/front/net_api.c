@@ -24,6 +24,7 @@
 #include "mqtt_bridge.h"
 #include "rest.h"
 #include "scan_job.h"
+#include "status_deadband.h"
 #include "stream.h"
 
 struct net_api *net_api_of(const struct daemon *d)
@@ -70,7 +71,10 @@ const struct api_option api_options[] = {
     {"config", 1, "FILE", "JSON: name, tokens and roles, status interval"},
     {"web-root", 1, "DIR", "serve the dashboard's files from DIR at /"},
     {"status-interval-ms", 1, "MS",
-     "tuner.status event period (default 1000, 0 = off)"},
+     "how often tuner.status looks at each tuner (default 1000, 0 = no "
+     "tuner.status)"},
+    {"status-heartbeat-ms", 1, "MS",
+     "tuner.status of a steady tuner at least this often (default 30000)"},
     {"head-timeout-ms", 1, "MS",
      "a connection's whole request head must come within MS (default "
      "10000)"},
@@ -242,6 +246,16 @@ static int set_option(struct net_api *net, const char *name, const char *value)
 		*(head ? &net->head_timeout_ms : &net->status_interval_cli) = v;
 		return 0;
 	}
+	if (!strcmp(name, "status-heartbeat-ms")) {
+		errno = 0;
+		v = strtol(value, &end, 10);
+		if (errno || !*value || *end || v < 1 || v > 3600000) {
+			log_err("--%s: 1..3600000, not %s", name, value);
+			return -EINVAL;
+		}
+		net->status_heartbeat_cli = v;
+		return 0;
+	}
 	if (!strcmp(name, "max-request-conns") ||
 	    !strcmp(name, "max-stream-conns")) {
 		errno = 0;
@@ -303,6 +317,15 @@ long net_api_status_interval_ms(const struct daemon *d)
 	return NET_API_STATUS_INTERVAL_MS;
 }
 
+long net_api_status_heartbeat_ms(const struct daemon *d)
+{
+	const struct net_api *net = net_api_of(d);
+
+	return net && net->status_heartbeat_cli > 0
+		   ? net->status_heartbeat_cli
+		   : STATUS_HEARTBEAT_MS_DEFAULT;
+}
+
 int api_start(struct daemon *d)
 {
 	struct net_api *net = net_api_of(d);
@@ -328,7 +351,8 @@ int api_start(struct daemon *d)
 	command_service_set_channels(net->commands, net->channels);
 	errno = 0;
 	net->front = http_front_start(net, net->listen);
-	err = net->front ? event_streams_start(d, net_api_status_interval_ms(d))
+	err = net->front ? event_streams_start(d, net_api_status_interval_ms(d),
+					       net_api_status_heartbeat_ms(d))
 			 : (errno ? -errno : -ENOMEM);
 	if (!err && net->cfg.mdns.enabled) {
 		net->mdns = mdns_start(d, net->cfg.mdns.name,
@@ -339,6 +363,8 @@ int api_start(struct daemon *d)
 		net->mqtt = mqtt_bridge_start(net, &err);
 	if (!err)
 		err = hdhr_http_start(net);
+	if (!err)
+		err = rest_history_start(net);
 	if (!err)
 		return 0;
 fail:
@@ -374,6 +400,7 @@ void api_stop(struct daemon *d)
 	    -ETIMEDOUT)
 		log_err("state: the leases' write did not end within %d ms",
 			NET_API_LEASE_FLUSH_MS);
+	rest_history_stop(net);
 	if (net->front)
 		event_streams_stop(d);
 	http_front_stop(net->front);

@@ -23,6 +23,7 @@ struct status_text;
 struct stream_hub;
 struct channel_list;
 struct scan_hub;
+struct history;
 struct mqtt_bridge;
 struct hdhr_http;
 
@@ -45,12 +46,15 @@ struct net_api {
 	char *config_path;             /* --config, or NULL */
 	struct api_config *retired;    /* configs replaced by a reload */
 	size_t nretired;
-	long head_timeout_ms;     /* --head-timeout-ms; 0: HTTP_FRONT_HEAD_S */
-	long max_request_conns;   /* --max-request-conns; 0: not given */
-	long max_stream_conns;    /* --max-stream-conns; 0: not given */
-	char *web_root;           /* realpath of --web-root, or NULL */
-	long status_interval_cli; /* -1: not given */
-	int stopping;             /* api_stop() began: no new work */
+	long head_timeout_ms;      /* --head-timeout-ms; 0: HTTP_FRONT_HEAD_S */
+	long max_request_conns;    /* --max-request-conns; 0: not given */
+	long max_stream_conns;     /* --max-stream-conns; 0: not given */
+	char *web_root;            /* realpath of --web-root, or NULL */
+	long status_interval_cli;  /* -1: not given */
+	long status_heartbeat_cli; /* --status-heartbeat-ms; 0: default */
+	struct history *history;   /* NULL: none (rest_history.c) */
+	long history_consumer;     /* its status sampler consumer */
+	int stopping;              /* api_stop() began: no new work */
 	uint64_t started_ms;
 	struct rest_req *waiting;         /* suspended requests */
 	struct tuner_text *tuner_texts;   /* rest_cache.c */
@@ -75,6 +79,8 @@ struct net_api {
 /* The tuner.status sampling period: --status-interval-ms, else the config
  * file's status_interval_ms, else 1000.  0 = off. */
 long net_api_status_interval_ms(const struct daemon *d);
+/* tuner.status heartbeat: --status-heartbeat-ms, else 30000. */
+long net_api_status_heartbeat_ms(const struct daemon *d);
 
 /* The cap of a connection class (streams: 1 for event streams, 0 for
  * request/response): the command line's, else the config file's, else

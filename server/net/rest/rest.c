@@ -310,6 +310,7 @@ static const struct route_info *route_lookup(enum rest_route rt)
 	    {ROUTE_SCAN, "GET, HEAD, POST, DELETE", ROLE_VIEWER},
 	    {ROUTE_CHANNELS, "GET, HEAD, PUT", ROLE_VIEWER},
 	    {ROUTE_STATIC, "GET, HEAD", ROLE_NONE},
+	    {ROUTE_HISTORY, "GET, HEAD", ROLE_VIEWER},
 	};
 
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
@@ -339,10 +340,11 @@ static enum rest_route route_tuner_sub(const char *sub)
 		const char *name;
 		enum rest_route route;
 	} subs[] = {
-	    {"", ROUTE_TUNER},         {"/tune", ROUTE_TUNE},
-	    {"/status", ROUTE_STATUS}, {"/sleep", ROUTE_SLEEP},
-	    {"/init", ROUTE_INIT},     {"/lease", ROUTE_LEASE},
-	    {"/stream", ROUTE_STREAM}, {"/scan", ROUTE_SCAN},
+	    {"", ROUTE_TUNER},           {"/tune", ROUTE_TUNE},
+	    {"/status", ROUTE_STATUS},   {"/sleep", ROUTE_SLEEP},
+	    {"/init", ROUTE_INIT},       {"/lease", ROUTE_LEASE},
+	    {"/stream", ROUTE_STREAM},   {"/scan", ROUTE_SCAN},
+	    {"/history", ROUTE_HISTORY},
 	};
 
 	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++)
@@ -493,6 +495,8 @@ static enum MHD_Result route_call(struct rest_req *r, const char *url)
 		return rest_channels(r);
 	case ROUTE_STATIC:
 		return rest_static(r, url);
+	case ROUTE_HISTORY:
+		return rest_history_get(r);
 	case ROUTE_NONE:
 		break;
 	}
@@ -530,6 +534,8 @@ static const char *bad_query_param(struct rest_req *r)
 	static const char *const stream[] = {"pids", "service", "lease_id",
 					     "access_token", NULL};
 	static const char *const channels[] = {"format", NULL};
+	static const char *const history[] = {"from", "to", "step", "fields",
+					      NULL};
 	struct query_check q = {NULL, NULL};
 
 	if (r->route == ROUTE_EVENTS || r->route == ROUTE_STATIC)
@@ -542,6 +548,8 @@ static const char *bad_query_param(struct rest_req *r)
 		q.allowed = status;
 	if (r->route == ROUTE_STREAM)
 		q.allowed = stream;
+	if (r->route == ROUTE_HISTORY)
+		q.allowed = history;
 	MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, query_arg,
 				  &q);
 	return q.bad;

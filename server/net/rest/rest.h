@@ -43,6 +43,7 @@ enum rest_route {
 	ROUTE_SCAN,
 	ROUTE_CHANNELS,
 	ROUTE_STATIC,
+	ROUTE_HISTORY,
 };
 
 /* One HTTP request, from its head until MHD is done with it. */
@@ -116,6 +117,14 @@ int rest_origin_refused(struct rest_req *r, enum MHD_Result *ret);
 /* OPTIONS on a route whose methods are allow: a CORS preflight from a
  * listed origin, or the Allow list. */
 enum MHD_Result rest_options(struct rest_req *r, const char *allow);
+
+/* ---- the history (rest_history.c) ---- */
+/* Open the history in the state directory and have it sampled; 0 (also
+ * without one: the daemon runs without history) or -errno. */
+int rest_history_start(struct net_api *net);
+/* Before the event streams stop (the sampler goes with them). */
+void rest_history_stop(struct net_api *net);
+enum MHD_Result rest_history_get(struct rest_req *r);
 
 /* ---- answers (rest.c) ---- */
 enum MHD_Result rest_reply(struct rest_req *r, unsigned int code, json_t *body);

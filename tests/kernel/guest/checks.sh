@@ -467,6 +467,71 @@ t_netapi_api() {
 		"the frontend locks and tunes afterwards"
 }
 
+# --- the frontend's rules --------------------------------------------
+# The bridge's demodulator has an I2C gate and a lock read_status holds
+# (vbridge_rules.c); <debugfs>/vbridge/rules counts the transfers to a
+# frontend's chip and those that broke the rules.
+
+# rules_field KEY: a counter of <debugfs>/vbridge/rules.
+rules_field() {
+	tr ' ' '\n' <$VB/rules | sed -n "s/^$1=//p"
+}
+
+# FE_READ_STATUS in a loop on frontend 0 while the API tunes and reads
+# its tuner: every transfer of the daemon's commands finds the gate open
+# and no read_status in the demodulator.
+t_rules_api() {
+	id=$(api_mt2060_id) || return 1
+	checked0=$(rules_field checked)
+	reads0=$(rules_field status_reads)
+	rm -f /tmp/rules.stop
+	(
+		i=0
+		while [ $i -lt 400 ] && [ ! -e /tmp/rules.stop ]; do
+			ktest fe status $ADAPTER 0 >/dev/null
+			i=$((i + 1))
+		done
+	) &
+	loop=$!
+	body='"delivery_system":"DVBT","bandwidth":8000000'
+	r=0
+	for f in 474000000 490000000 506000000 522000000 538000000 554000000; do
+		api_post /tuners/$id/tune "{$body,\"frequency\":$f}" \
+			>/tmp/api.status || r=1
+		api_get /tuners/$id/status >/dev/null || r=1
+	done
+	touch /tmp/rules.stop
+	wait $loop
+	cat $VB/rules
+	[ $r -eq 0 ] || { say "an API tune or status failed"; return 1; }
+	[ "$(rules_field broken)" = 0 ] || return 1
+	[ "$(rules_field checked)" -gt "$checked0" ] &&
+		[ "$(rules_field status_reads)" -gt "$reads0" ] || return 1
+	say "API tunes and status reads beside FE_READ_STATUS:" \
+		"$(($(rules_field checked) - checked0)) transfers checked," \
+		"$(($(rules_field status_reads) - reads0)) read_status, none broke the rules"
+}
+
+# Every load of the bridge logged its counters when it went: none broke
+# the rules, and the transfers were checked.  The parity check clears the
+# log before each of its loads and keeps these lines in rules-kept.log.
+t_rules_all() {
+	touch /tmp/rules-kept.log
+	{
+		cat /tmp/rules-kept.log
+		dmesg -s 8388608 | grep 'vbridge: frontend rules'
+	} >/tmp/rules.log
+	cat /tmp/rules.log
+	! grep -q 'frontend rules broken' /tmp/rules.log || return 1
+	n=$(grep -c 'frontend rules: checked=' /tmp/rules.log)
+	bad=$(grep 'frontend rules: checked=' /tmp/rules.log |
+		grep -vc ' broken=0$')
+	sum=$(sed -n 's/.*frontend rules: checked=\([0-9]*\) .*/\1/p' \
+		/tmp/rules.log | awk '{ s += $1 } END { print s + 0 }')
+	say "$n loads of the bridge, $sum transfers checked, $bad with breaks"
+	[ "$n" -gt 0 ] && [ "$bad" = 0 ] && [ "$sum" -gt 0 ]
+}
+
 # --- transport stream checks -----------------------------------------
 # The bridge feeds a PAT and counter packets on TS_PID into its demux
 # while a frontend has lock (vbridge_ts.c); `ktest ts|dvr` checks the sync
@@ -575,6 +640,11 @@ if [ "$DAEMON" = tunerd ]; then
 else
 	mark netapi-stream SKIP "needs tunerd"
 fi
+if [ "$DAEMON" = tunerd ]; then
+	check frontend-rules-api t_rules_api
+else
+	mark frontend-rules-api SKIP "needs tunerd"
+fi
 check kernel-tuner-variant t_kernel_tuner
 if [ "$DAEMON" = tunerd ]; then
 	. /etc/ktest/parity.sh
@@ -583,6 +653,7 @@ else
 	mark parity-traces SKIP "needs tunerd"
 fi
 check rmmod-clean t_rmmod
+check frontend-rules t_rules_all
 check dmesg-clean t_dmesg
 
 echo "---- tuner_stub state"

@@ -90,6 +90,9 @@ parity_run() {
 	kernel/qt1010) modprobe qt1010 ;;
 	kernel/xc3028) modprobe xc2028 ;;
 	esac
+	# The log is cleared for this run's firmware check: the bridge's
+	# frontend-rules summaries so far are kept for that check first.
+	dmesg | grep 'vbridge: frontend rules' >>/tmp/rules-kept.log
 	dmesg -c >/dev/null
 	insmod /lib/modules/$(uname -r)/extra/vbridge.ko chips=$chip \
 		tuners=$side || return 1

@@ -217,7 +217,6 @@ static void kd_tuner_request(struct kd_tuner *t, const union tstub_buf *m)
 	switch (h->opcode) {
 	case TSTUB_TUNER_INIT:
 	case TSTUB_TUNER_SLEEP:
-	case TSTUB_I2C_GATE:
 		break;
 	case TSTUB_SET_PARAMS:
 		memcpy(&t->params, tstub_body(h), sizeof(t->params));

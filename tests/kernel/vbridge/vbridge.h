@@ -107,6 +107,27 @@ struct vb_fe {
 	struct vb_xc2028_ctrl xc_ctrl;	/* pointer to */
 	bool registered;
 	bool tuned;			/* the frontend thread tuned once */
+
+	/*
+	 * The demodulator's I2C gate in front of the chip, and its lock,
+	 * which read_status holds and the stub takes for the daemon's own
+	 * commands (tuner_stub_config.lock).  vbridge_rules.c checks that
+	 * every transfer to the chip finds the gate open and no
+	 * read_status in the demodulator.
+	 */
+	struct mutex demod_lock;
+	atomic_t gate_open;
+	atomic_t in_status;		/* read_status in the demodulator */
+	atomic_t tuner_xfers;		/* transfers to the chip under way */
+};
+
+/* The frontend rules' counters (vbridge_rules.c). */
+struct vb_rules {
+	atomic64_t checked;		/* transfers to a frontend's chip */
+	atomic64_t gate_closed;		/* ... with the gate closed */
+	atomic64_t during_status;	/* ... while read_status ran */
+	atomic64_t status_in_cmd;	/* read_status inside a tuner command */
+	atomic64_t status_reads;	/* read_status calls */
 };
 
 struct vb_trace_line {
@@ -146,6 +167,8 @@ struct vbridge {
 	int analog_err;
 	char analog_last[32];
 
+	struct vb_rules rules;
+
 	struct mutex oracle_lock;	/* one oracle request at a time */
 	unsigned int oracle_seq;
 
@@ -174,6 +197,14 @@ void vb_analog_destroy(struct vbridge *vb);
 /* vbridge_oracle.c */
 void vb_oracle_init(struct vbridge *vb);
 const char *vb_callback_name(u32 cmd);
+
+/* vbridge_rules.c */
+int vb_fe_gate_ctrl(struct dvb_frontend *fe, int enable);
+void vb_fe_demod_regs(struct vb_fe *vfe);
+struct vb_fe *vb_rules_xfer_begin(struct vbridge *vb, u16 addr);
+void vb_rules_xfer_end(struct vb_fe *vfe);
+void vb_rules_init(struct vbridge *vb);
+void vb_rules_report(struct vbridge *vb);
 
 /* vbridge_fe.c */
 int vb_fe_create(struct vbridge *vb, struct vb_fe *vfe, bool kernel_tuner);

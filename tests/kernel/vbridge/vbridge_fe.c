@@ -7,6 +7,12 @@
  * The demodulator reports lock when its tuner reports PLL lock, and tunes
  * by calling the tuner's set_params: a tune from userspace travels kernel
  * -> stub -> daemon -> plugin -> I2C -> emulated chip.
+ *
+ * The chip sits behind the demodulator's I2C gate, and read_status holds
+ * the demodulator's lock, which the stub shares (vbridge_rules.c checks
+ * both).  The stub opens the gate itself for its tuner operations; the
+ * demodulator opens it around its calls into an in-kernel driver, as
+ * demodulators do for drivers that leave the gate to them (xc2028).
  */
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -45,11 +51,23 @@ static int vb_fe_sleep(struct dvb_frontend *fe)
 	return 0;
 }
 
+/* Around the demodulator's calls into an in-kernel tuner driver. */
+static void vb_fe_tuner_gate(struct dvb_frontend *fe, int open)
+{
+	if (to_vb_fe(fe)->kernel_tuner)
+		vb_fe_gate_ctrl(fe, open);
+}
+
 static int vb_fe_set_frontend(struct dvb_frontend *fe)
 {
+	int ret;
+
 	if (!fe->ops.tuner_ops.set_params)
 		return -EOPNOTSUPP;
-	return fe->ops.tuner_ops.set_params(fe);
+	vb_fe_tuner_gate(fe, 1);
+	ret = fe->ops.tuner_ops.set_params(fe);
+	vb_fe_tuner_gate(fe, 0);
+	return ret;
 }
 
 /* Without a get_status (the in-kernel MT2060), the chip itself tells. */
@@ -61,7 +79,9 @@ static int vb_fe_tuner_locked(struct dvb_frontend *fe, bool *locked)
 	int ret;
 
 	if (fe->ops.tuner_ops.get_status) {
+		vb_fe_tuner_gate(fe, 1);
 		ret = fe->ops.tuner_ops.get_status(fe, &st);
+		vb_fe_tuner_gate(fe, 0);
 		*locked = !ret && (st & TUNER_STATUS_LOCKED);
 		return ret;
 	}
@@ -78,6 +98,7 @@ static int vb_fe_read_status(struct dvb_frontend *fe, enum fe_status *status)
 	int ret;
 
 	*status = 0;
+	vb_fe_demod_regs(to_vb_fe(fe));
 	ret = vb_fe_tuner_locked(fe, &locked);
 	if (ret)
 		return ret;
@@ -89,10 +110,13 @@ static int vb_fe_read_status(struct dvb_frontend *fe, enum fe_status *status)
 static int vb_fe_read_signal_strength(struct dvb_frontend *fe, u16 *strength)
 {
 	enum fe_status st;
-	int ret;
+	int ret = -EOPNOTSUPP;
 
-	if (fe->ops.tuner_ops.get_rf_strength &&
-	    !fe->ops.tuner_ops.get_rf_strength(fe, strength))
+	vb_fe_tuner_gate(fe, 1);
+	if (fe->ops.tuner_ops.get_rf_strength)
+		ret = fe->ops.tuner_ops.get_rf_strength(fe, strength);
+	vb_fe_tuner_gate(fe, 0);
+	if (!ret)
 		return 0;
 	ret = vb_fe_read_status(fe, &st);
 	if (!ret)
@@ -151,6 +175,7 @@ static const struct dvb_frontend_ops vb_fe_ops = {
 	.tune = vb_fe_tune,
 	.read_status = vb_fe_read_status,
 	.read_signal_strength = vb_fe_read_signal_strength,
+	.i2c_gate_ctrl = vb_fe_gate_ctrl,
 };
 
 /*
@@ -237,6 +262,7 @@ static int vb_fe_attach_stub(struct vb_fe *vfe)
 		.bridge_priv = vfe,
 		.tuner_callback = vb_tuner_callback,
 		.demod_status = vb_demod_status,
+		.lock = &vfe->demod_lock,
 	};
 
 	if (!tuner_stub_attach(&vfe->fe, &vfe->vb->adap, &cfg))
@@ -316,7 +342,7 @@ static int vb_attach_xc2028(struct vb_fe *vfe)
 	return 0;
 }
 
-static int vb_fe_attach_kernel(struct vb_fe *vfe)
+static int vb_fe_attach_kernel_type(struct vb_fe *vfe)
 {
 	const struct vb_chip_type *type = vfe->chip->type;
 
@@ -327,6 +353,17 @@ static int vb_fe_attach_kernel(struct vb_fe *vfe)
 	if (type == &vb_xc3028_type)
 		return vb_attach_xc2028(vfe);
 	return -EOPNOTSUPP;
+}
+
+/* The gate open while the driver probes, as a bridge attaching it does. */
+static int vb_fe_attach_kernel(struct vb_fe *vfe)
+{
+	int ret;
+
+	vb_fe_gate_ctrl(&vfe->fe, 1);
+	ret = vb_fe_attach_kernel_type(vfe);
+	vb_fe_gate_ctrl(&vfe->fe, 0);
+	return ret;
 }
 
 /**
@@ -343,6 +380,8 @@ int vb_fe_create(struct vbridge *vb, struct vb_fe *vfe, bool kernel_tuner)
 
 	vfe->vb = vb;
 	vfe->kernel_tuner = kernel_tuner;
+	mutex_init(&vfe->demod_lock);
+	atomic_set(&vfe->gate_open, 0);
 	vfe->fe.ops = vb_fe_ops;
 	vfe->fe.demodulator_priv = vfe;
 	vfe->fe.id = vfe - vb->fes;

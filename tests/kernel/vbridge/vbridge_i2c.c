@@ -128,15 +128,18 @@ static int vb_master_xfer(struct i2c_adapter *adap, struct i2c_msg *msgs,
 			  int num)
 {
 	struct vbridge *vb = i2c_get_adapdata(adap);
-	int i, ret;
+	struct vb_fe *vfe;
+	int i, ret = 0;
 
-	for (i = 0; i < num; i++) {
+	for (i = 0; i < num; i++)
 		if (msgs[i].flags & ~I2C_M_RD)
 			return -EOPNOTSUPP;
+	vfe = num ? vb_rules_xfer_begin(vb, msgs[0].addr) : NULL;
+	for (i = 0; i < num && !ret; i++)
 		ret = vb_segment(vb, &msgs[i]);
-		if (ret)
-			return ret == -ENXIO ? -ENXIO : -EREMOTEIO;
-	}
+	vb_rules_xfer_end(vfe);
+	if (ret)
+		return ret == -ENXIO ? -ENXIO : -EREMOTEIO;
 	return num;
 }
 

@@ -141,6 +141,7 @@ static int vb_setup(struct vbridge *vb)
 		return PTR_ERR(vb->dev);
 	vb_debugfs_init(vb);
 	vb_oracle_init(vb);
+	vb_rules_init(vb);
 	ret = vb_i2c_add(vb);
 	if (ret)
 		return ret;
@@ -183,6 +184,7 @@ static int __init vb_init(void)
 
 static void __exit vb_exit(void)
 {
+	vb_rules_report(vbridge);
 	vb_teardown(vbridge);
 }
 

@@ -19,6 +19,8 @@
  *	atv HZ STD		set_analog_params, analog TV (62.5 kHz units)
  *	radio HZ		set_analog_params, FM radio (62.5 Hz units)
  * The frontend must not be open meanwhile: these calls bypass its thread.
+ * An in-kernel driver gets the demodulator's gate opened around each call,
+ * as the DVB core and demodulators do; the stub opens it itself.
  */
 #include <linux/debugfs.h>
 #include <linux/kernel.h>
@@ -124,7 +126,11 @@ static ssize_t vb_oracle_write(struct file *file, const char __user *ubuf,
 		mutex_unlock(&vb->oracle_lock);
 		return count;
 	}
+	if (vb->fes[0].kernel_tuner)
+		vb_fe_gate_ctrl(&vb->fes[0].fe, 1);
 	ret = vb_oracle_run(&vb->fes[0].fe, req);
+	if (vb->fes[0].kernel_tuner)
+		vb_fe_gate_ctrl(&vb->fes[0].fe, 0);
 	vb_trace_note(vb, "## %u = %d", seq, ret);
 	mutex_unlock(&vb->oracle_lock);
 	return count;

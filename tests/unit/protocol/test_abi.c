@@ -20,7 +20,6 @@ _Static_assert(sizeof(struct tstub_client) == 8, "client");
 _Static_assert(sizeof(struct tstub_params) == 48, "params");
 _Static_assert(sizeof(struct tstub_status) == 56, "status");
 _Static_assert(sizeof(struct tstub_freq) == 16, "freq");
-_Static_assert(sizeof(struct tstub_gate) == 8, "gate");
 _Static_assert(sizeof(struct tstub_interrupt) == 8, "interrupt");
 _Static_assert(sizeof(struct tstub_i2c_xfer) == 40, "i2c_xfer");
 _Static_assert(sizeof(struct tstub_ctrl) == 8, "ctrl");
@@ -37,14 +36,21 @@ _Static_assert((TSTUB_CAP_DVB_ADAPTER &
 		(TSTUB_CAP_RESEND | TSTUB_CAP_INTERRUPT |
 		 TSTUB_CAP_DEMOD_STATUS | TSTUB_CAP_EXT)) == 0,
 	       "cap bit unique");
+/* 1.2: command brackets; the gate request is retired (0x25 unused). */
+_Static_assert(TSTUB_MINOR >= 2, "minor with command brackets");
+_Static_assert((TSTUB_CAP_CMD_BRACKET &
+		(TSTUB_CAP_RESEND | TSTUB_CAP_INTERRUPT |
+		 TSTUB_CAP_DEMOD_STATUS | TSTUB_CAP_DVB_ADAPTER |
+		 TSTUB_CAP_EXT)) == 0,
+	       "bracket cap bit unique");
 
 static const uint16_t all_opcodes[] = {
-    TSTUB_INIT,         TSTUB_LOAD_PLUGIN, TSTUB_ATTACH,
-    TSTUB_DETACH,       TSTUB_TUNER_INIT,  TSTUB_TUNER_SLEEP,
-    TSTUB_SET_PARAMS,   TSTUB_GET_STATUS,  TSTUB_GET_FREQUENCY,
-    TSTUB_I2C_GATE,     TSTUB_INTERRUPT,   TSTUB_BIND,
-    TSTUB_I2C_XFER,     TSTUB_BRIDGE_CTRL, TSTUB_PARAMS_CHANGED,
-    TSTUB_DEMOD_STATUS,
+    TSTUB_INIT,        TSTUB_LOAD_PLUGIN,    TSTUB_ATTACH,
+    TSTUB_DETACH,      TSTUB_TUNER_INIT,     TSTUB_TUNER_SLEEP,
+    TSTUB_SET_PARAMS,  TSTUB_GET_STATUS,     TSTUB_GET_FREQUENCY,
+    TSTUB_INTERRUPT,   TSTUB_BIND,           TSTUB_I2C_XFER,
+    TSTUB_BRIDGE_CTRL, TSTUB_PARAMS_CHANGED, TSTUB_DEMOD_STATUS,
+    TSTUB_CMD_BEGIN,   TSTUB_CMD_END,
 };
 
 static void test_sizes_padded(void)

@@ -201,9 +201,55 @@ static void test_subscribers(void)
 	eventbus_free(eb);
 }
 
+static void count_in_order(const struct event *ev, void *arg)
+{
+	uint64_t *next = arg;
+
+	if (ev->seq == *next)
+		(*next)++;
+}
+
+/* The ring grows past its first array, in order, up to its count; the
+ * bytes bound drops the oldest; so does the age bound. */
+static void test_retention(void)
+{
+	struct eventbus *eb = eventbus_new(5000);
+	struct eventbus_read r;
+	uint64_t next = 1, first_kept;
+	size_t limit;
+	int64_t t0;
+
+	for (int i = 0; i < 3000; i++)
+		eventbus_publish(eb, "t.x", 1, NULL);
+	CHECK_EQ_INT(eventbus_oldest_seq(eb), 1);
+	eventbus_read(eb, 0, 0, count_in_order, &next, &r);
+	CHECK_EQ_INT(r.count, 3000);
+	CHECK_EQ_INT(next, 3001);
+	/* by bytes: what 1,000 events take, at most */
+	limit = eventbus_ring_bytes(eb) / 3;
+	eventbus_set_retention(eb, 0, limit);
+	eventbus_publish(eb, "t.x", 1, NULL);
+	CHECK(eventbus_ring_bytes(eb) <= limit);
+	first_kept = eventbus_oldest_seq(eb);
+	CHECK(first_kept > 1900 && first_kept < 2100);
+	next = first_kept;
+	eventbus_read(eb, first_kept - 1, 0, count_in_order, &next, &r);
+	CHECK_EQ_INT(next, 3002);
+	CHECK_EQ_INT(r.gap, 0);
+	/* by age: 1 ms, with the clock moved on by 2 */
+	eventbus_set_retention(eb, 1, 0);
+	t0 = eventbus_now_ms();
+	while (eventbus_now_ms() < t0 + 2)
+		;
+	eventbus_publish(eb, "t.x", 1, NULL);
+	CHECK_EQ_INT(eventbus_oldest_seq(eb), 3002);
+	eventbus_free(eb);
+}
+
 int main(void)
 {
 	test_ring();
+	test_retention();
 	test_json();
 	test_subscribers();
 	return check_done("test_eventbus");
