@@ -49,6 +49,8 @@ test_pkgs+=(hdhomerun-config iproute2)
 # lintian, fakeroot (dpkg --root without root), systemd (systemd-analyze
 # verify of the unit, offline).
 test_pkgs+=(dpkg-dev lintian fakeroot systemd)
+# prometheus: its server scrapes two daemons, promtool checks /metrics.
+test_pkgs+=(prometheus)
 # python3: the kernel test compares the parity traces (tests/traces).
 kernel_pkgs=(qemu-system-x86 busybox-static cpio kmod python3)
 # The libFuzzer targets (tests/fuzz, scripts/fuzz.sh): clang-14 with its

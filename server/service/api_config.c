@@ -43,6 +43,7 @@ void api_config_free(struct api_config *cfg)
 	addr_list_free(&cfg->trusted_proxies);
 	free(cfg->mdns.name);
 	mqtt_config_free(&cfg->mqtt);
+	metrics_config_free(&cfg->metrics);
 	api_config_init(cfg);
 }
 
@@ -298,6 +299,7 @@ static const struct config_key {
     {"trusted_proxies", api_config_trusted_proxies},
     {"mdns", api_config_mdns},
     {"mqtt", api_config_mqtt},
+    {"metrics", api_config_metrics},
 };
 
 static int config_from_json(json_t *root, struct api_config *cfg, char *err,

@@ -21,7 +21,8 @@
  *                   "key_file":"k.pem", "insecure":false},
  *            "keepalive_s":30, "topic_prefix":"tunerd",
  *            "role":"operator", "state_interval_ms":1000,
- *            "max_queued":1000, "max_inflight":16}}
+ *            "max_queued":1000, "max_inflight":16},
+ *    "metrics":{"token":"..."}}
  * Every key is optional.  Tokens are kept only here and never logged.
  */
 #ifndef TUNERD_API_CONFIG_H
@@ -116,6 +117,12 @@ struct mqtt_config {
 	int max_inflight;      /* commands waiting at once */
 };
 
+/* GET /metrics: a scrape token of its own, beside the API's tokens. */
+struct metrics_config {
+	char *token; /* NULL: none */
+	size_t token_len;
+};
+
 struct api_config {
 	char *name; /* box name; NULL: not set */
 	struct api_token *tokens;
@@ -131,6 +138,7 @@ struct api_config {
 	struct addr_list trusted_proxies;
 	struct mdns_config mdns;
 	struct mqtt_config mqtt;
+	struct metrics_config metrics;
 };
 
 /* The largest connection cap the file or the command line may set. */
@@ -153,6 +161,7 @@ void hdhr_config_free(struct hdhr_config *h);
 void cors_config_free(struct cors_config *c);
 void mqtt_config_init(struct mqtt_config *m);
 void mqtt_config_free(struct mqtt_config *m);
+void metrics_config_free(struct metrics_config *m);
 
 /* The auth decision on a configuration alone (auth_check() uses it). */
 void auth_check_config(const struct api_config *cfg, const char *bearer,

@@ -43,5 +43,7 @@ config_key_fn api_config_cors;
 config_key_fn api_config_trusted_proxies;
 /* "mqtt" (api_config_mqtt.c). */
 config_key_fn api_config_mqtt;
+/* "metrics" (api_config_metrics.c). */
+config_key_fn api_config_metrics;
 
 #endif /* TUNERD_API_CONFIG_PRIV_H */

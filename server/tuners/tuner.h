@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "metrics_hist.h"
 #include "tuner_stub.h"
 
 struct daemon;
@@ -61,6 +62,12 @@ struct tuner_counters {
 	uint64_t restarts;
 	uint64_t lock_gained;
 	uint64_t lock_lost;
+	/* For /metrics: tunes by origin (enum tuner_origin; 0 unused) and
+	 * result (0 ok, 1 failed), their time in the worker, and the I2C
+	 * transfers the worker asked the stub for. */
+	uint64_t tunes_by[TUNER_ORIGIN_RESTORE + 1][2];
+	struct metrics_hist tune_seconds;
+	uint64_t i2c_transfers;
 };
 
 /* A consistent copy of what the daemon knows of one tuner. */

@@ -95,6 +95,8 @@ void tuner_publish_lost(struct tuner *t, const char *why)
 		return;
 	t->counters.tunes++;
 	t->counters.tune_errors++;
+	if (t->busy_origin <= TUNER_ORIGIN_RESTORE)
+		t->counters.tunes_by[t->busy_origin][1]++;
 	f = outcome_json(t->busy_origin, tuner_changed_by_busy(t),
 			 -ECONNABORTED, why, loop_now_ms() - t->busy_since_ms);
 	if (f) {
@@ -125,10 +127,14 @@ void tuner_count(struct tuner *t, const struct wmsg_done *m)
 		c->api_commands++;
 	if (m->error)
 		c->errors++;
+	c->i2c_transfers += m->i2c_transfers;
 	if (m->op == TUNER_OP_TUNE) {
 		c->tunes++;
 		if (m->error)
 			c->tune_errors++;
+		if (m->origin <= TUNER_ORIGIN_RESTORE)
+			c->tunes_by[m->origin][m->error != 0]++;
+		metrics_hist_observe(&c->tune_seconds, m->duration_ns);
 	}
 }
 

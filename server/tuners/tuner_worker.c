@@ -475,6 +475,7 @@ static void tuner_on_lock(struct tuner *t, const struct wmsg_lock *m)
 {
 	log_debug("tuner %u (%s): lock after tune %llu, %u watch reads", t->id,
 		  t->info.name, (unsigned long long)m->req_id, m->reads);
+	t->counters.i2c_transfers += m->i2c_transfers;
 	tuner_take_status(t, &m->status);
 }
 

@@ -92,8 +92,17 @@ int worker_read_status(struct worker *wk, struct tstub_status *st, int ask_chip)
 
 void worker_report(struct worker *wk, union wmsg *m)
 {
-	int err = wmsg_send(wk->a->daemon_fd, m);
+	int err;
 
+	/* The I2C transfers made since the last report (a probe's, a lock
+	 * watch's reads) ride on the next one: no message of their own. */
+	if (m->h.type == WMSG_DONE)
+		m->done.i2c_transfers = wk->ctx.i2c_transfers;
+	else if (m->h.type == WMSG_LOCK)
+		m->lock.i2c_transfers = wk->ctx.i2c_transfers;
+	err = wmsg_send(wk->a->daemon_fd, m);
+	if (!err)
+		wk->ctx.i2c_transfers = 0;
 	if (err)
 		log_debug("tuner %u: report to the daemon: %s", wk->a->client,
 			  strerror(-err));

@@ -261,6 +261,7 @@ static int host_i2c_transfer(void *ctx, struct tunerd_i2c_msg *msgs,
 	if (err)
 		return err;
 	err = worker_call(w, TSTUB_I2C_XFER, body, sizeof(*x) + wlen, &reply);
+	w->i2c_transfers++;
 	if (err)
 		return err;
 	if (tstub_body_len(&reply.hdr) != rlen) {

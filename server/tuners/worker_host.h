@@ -44,9 +44,10 @@ struct worker_ctx {
 	union tstub_buf fifo[WORKER_FIFO_MAX];
 	uint64_t dropped_replies;
 	uint64_t busy_refusals;
-	int cmd_bracket;  /* the stub takes CMD_BEGIN/CMD_END */
-	int stub_cmd;     /* a command of the stub's runs: no bracket */
-	int bracket_open; /* CMD_BEGIN answered, CMD_END owed */
+	int cmd_bracket;        /* the stub takes CMD_BEGIN/CMD_END */
+	int stub_cmd;           /* a command of the stub's runs: no bracket */
+	int bracket_open;       /* CMD_BEGIN answered, CMD_END owed */
+	uint32_t i2c_transfers; /* since the last report to the daemon */
 	struct tunerd_host host;
 };
 

@@ -64,8 +64,8 @@ struct wmsg_done {
 	uint32_t op;
 	int32_t error;
 	uint32_t have_status;
-	uint32_t began; /* a BEGIN was sent for it */
-	uint32_t padding;
+	uint32_t began;         /* a BEGIN was sent for it */
+	uint32_t i2c_transfers; /* since the worker's last report */
 	uint64_t req_id;
 	uint64_t duration_ns;
 	struct tstub_params params; /* TUNE: the params asked for */
@@ -75,9 +75,9 @@ struct wmsg_done {
 /* The lock watch read the status and found lock. */
 struct wmsg_lock {
 	struct wmsg_hdr h;
-	uint32_t padding;
-	uint32_t reads;  /* status reads the watch took */
-	uint64_t req_id; /* the tune that started the watch */
+	uint32_t i2c_transfers; /* since the worker's last report */
+	uint32_t reads;         /* status reads the watch took */
+	uint64_t req_id;        /* the tune that started the watch */
 	struct tstub_status status;
 };
 

@@ -478,11 +478,18 @@ class WatchEvents(TwoBoxes):
         self.assertTrue(any(re.search(r"tuner\.lock .*locked=(true|false)",
                                       x) for x in w.lines), w.lines)
 
-    def wait_for_event(self, w, pred, act, what):
-        for i in range(150):
+    def wait_for_event(self, w, pred, act, what, pace=0.0, tries=150):
+        """Act until w shows an event pred accepts: again after each line
+        that came without it, or after 0.2 s of nothing, but not more
+        often than every pace s (an event that comes from a periodic
+        read, not from the act itself, needs the read's time)."""
+        last = None
+        for i in range(tries):
             if any(pred(e) for e in w.events()):
                 return
-            act(i)
+            if last is None or time.monotonic() - last >= pace:
+                act(i)
+                last = time.monotonic()
             w.wait_output(0.2)
         self.fail("watch never showed " + what)
 
@@ -503,8 +510,10 @@ class WatchEvents(TwoBoxes):
         def status_seen():
             return [e for e in status.events() if e["type"] == "tuner.status"]
 
+        # tuner.status comes from the sampler's reads (every second)
         self.wait_for_event(status, lambda e: e["type"] == "tuner.status",
-                            tune, "a tuner.status with --status")
+                            tune, "a tuner.status with --status", pace=1.5,
+                            tries=300)
         after = max(e["seq"] for e in status_seen())
         self.wait_for_event(
             plain, lambda e: e["type"] == "tuner.tune" and e["seq"] > after,

@@ -39,6 +39,7 @@ struct event_hub {
 	int stopping, stopped; /* stopped: free with the last subscriber */
 	struct status_sampler *sampler;
 	struct status_deadband *status_events;
+	struct event_stream_counters counters; /* for /metrics */
 };
 
 struct event_sub {
@@ -282,6 +283,8 @@ static void sub_overflow(struct event_sub *s)
 	log_info("events: a subscriber fell %zu events (%zu bytes) behind: "
 		 "closing it (slow consumer)",
 		 s->count, s->bytes);
+	s->hub->counters.slow_consumers++;
+	s->hub->counters.dropped_slow += s->count;
 	event_sub_close(s, "slow_consumer");
 }
 
@@ -334,6 +337,7 @@ static int push_gap(struct event_sub *s, uint64_t from, uint64_t to)
 		free(it.text);
 		return -ENOSPC;
 	}
+	s->hub->counters.dropped_gap += to - from + 1;
 	return 0;
 }
 
@@ -425,6 +429,14 @@ static void hub_free(struct event_hub *h)
 	if (h->d->event_hub == h)
 		h->d->event_hub = NULL;
 	free(h);
+}
+
+void event_streams_counters(const struct daemon *d,
+			    struct event_stream_counters *out)
+{
+	const struct event_hub *h = d->event_hub;
+
+	*out = h ? h->counters : (struct event_stream_counters){0};
 }
 
 static struct event_hub *hub_get(struct daemon *d)

@@ -131,6 +131,15 @@ void event_streams_stop(struct daemon *d);
  * someone would receive it (the status sampler reads only then). */
 int event_streams_want(const struct daemon *d, const char *type, long tuner);
 
+/* What the streams lost, since the daemon started (for /metrics). */
+struct event_stream_counters {
+	uint64_t slow_consumers; /* subscribers closed as slow consumers */
+	uint64_t dropped_slow;   /* items queued for them, dropped then */
+	uint64_t dropped_gap;    /* events a catch-up missed (its gap) */
+};
+void event_streams_counters(const struct daemon *d,
+			    struct event_stream_counters *out);
+
 /* A stream's own message: json (reference taken) serialised compactly;
  * NULL when out of memory. */
 char *event_stream_dump(json_t *json, size_t *len);

@@ -48,6 +48,7 @@ static void net_api_free(struct net_api *net)
 	free(net->config_path);
 	free(net->listen);
 	free(net->web_root);
+	free(net->metrics);
 	free(net);
 }
 

@@ -26,6 +26,7 @@ struct scan_hub;
 struct history;
 struct mqtt_bridge;
 struct hdhr_http;
+struct rest_metrics;
 
 struct net_api {
 	struct daemon *d;
@@ -60,6 +61,7 @@ struct net_api {
 	struct tuner_text *tuner_texts;   /* rest_cache.c */
 	struct tuners_list *tuners_list;  /* rest_cache.c: GET /tuners */
 	struct status_text *status_texts; /* rest_status.c */
+	struct rest_metrics *metrics;     /* rest_metrics.c; NULL: none yet */
 };
 
 /*

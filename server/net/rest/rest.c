@@ -27,6 +27,7 @@
 #include "hdhr_http.h"
 #include "http_front.h"
 #include "log.h"
+#include "loop.h"
 #include "net_api.h"
 #include "sse_stream.h"
 
@@ -37,6 +38,7 @@ void *rest_uri_log(void *cls, const char *uri, struct MHD_Connection *c)
 	if (r) {
 		r->net = cls;
 		r->conn = c;
+		r->t0_ns = loop_now_ns();
 		r->uri_len = uri ? strlen(uri) : 0;
 		/* Only the event stream can be upgraded: its target, as the
 		 * client sent it, goes to the WebSocket server then.  (MHD
@@ -74,6 +76,8 @@ void rest_request_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 	(void)toe;
 	if (!r)
 		return;
+	if (r->started)
+		rest_metrics_request_done(r);
 	/* A request only ends while suspended at shutdown; its command's
 	 * answer must not find it afterwards. */
 	command_client_cancel(&r->client);
@@ -284,113 +288,6 @@ int rest_body_json(struct rest_req *r, json_t **out, struct api_error *e)
 	return 0;
 }
 
-/* ---- routing ---- */
-
-struct route_info {
-	enum rest_route route;
-	const char *allow; /* methods, for 405 */
-	enum role role;    /* needed for the allowed methods */
-};
-
-static const struct route_info *route_lookup(enum rest_route rt)
-{
-	static const struct route_info routes[] = {
-	    {ROUTE_BOX, "GET, HEAD", ROLE_VIEWER},
-	    {ROUTE_TUNERS, "GET, HEAD", ROLE_VIEWER},
-	    {ROUTE_TUNER, "GET, HEAD", ROLE_VIEWER},
-	    {ROUTE_STATUS, "GET, HEAD", ROLE_VIEWER},
-	    {ROUTE_TUNE, "POST", ROLE_OPERATOR},
-	    {ROUTE_SLEEP, "POST", ROLE_OPERATOR},
-	    {ROUTE_INIT, "POST", ROLE_OPERATOR},
-	    {ROUTE_LEASE, "POST, DELETE", ROLE_OPERATOR},
-	    {ROUTE_PLUGINS, "GET, HEAD", ROLE_ADMIN},
-	    {ROUTE_EVENTS, "GET, HEAD", ROLE_VIEWER},
-	    {ROUTE_STREAM, "GET, HEAD", ROLE_VIEWER},
-	    /* POST/PUT/DELETE need the operator role: the handlers check */
-	    {ROUTE_SCAN, "GET, HEAD, POST, DELETE", ROLE_VIEWER},
-	    {ROUTE_CHANNELS, "GET, HEAD, PUT", ROLE_VIEWER},
-	    {ROUTE_STATIC, "GET, HEAD", ROLE_NONE},
-	    {ROUTE_HISTORY, "GET, HEAD", ROLE_VIEWER},
-	};
-
-	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
-		if (routes[i].route == rt)
-			return &routes[i];
-	return NULL;
-}
-
-/* A decimal tuner id 1..UINT32_MAX ending at '/' or the end. */
-static const char *parse_id(const char *p, uint32_t *id)
-{
-	unsigned long long v = 0;
-	const char *start = p;
-
-	while (*p >= '0' && *p <= '9' && p - start < 10)
-		v = v * 10 + (unsigned long long)(*p++ - '0');
-	if (p == start || (*p && *p != '/') || !v || v > UINT32_MAX ||
-	    *start == '0')
-		return NULL;
-	*id = (uint32_t)v;
-	return p;
-}
-
-static enum rest_route route_tuner_sub(const char *sub)
-{
-	static const struct {
-		const char *name;
-		enum rest_route route;
-	} subs[] = {
-	    {"", ROUTE_TUNER},           {"/tune", ROUTE_TUNE},
-	    {"/status", ROUTE_STATUS},   {"/sleep", ROUTE_SLEEP},
-	    {"/init", ROUTE_INIT},       {"/lease", ROUTE_LEASE},
-	    {"/stream", ROUTE_STREAM},   {"/scan", ROUTE_SCAN},
-	    {"/history", ROUTE_HISTORY},
-	};
-
-	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++)
-		if (!strcmp(sub, subs[i].name))
-			return subs[i].route;
-	return ROUTE_NONE;
-}
-
-static enum rest_route route_of(const char *url, uint32_t *tuner)
-{
-	const char *rest;
-
-	if (strncmp(url, "/api/", 5) != 0)
-		return ROUTE_STATIC;
-	if (strncmp(url, "/api/v1/", 8) != 0)
-		return ROUTE_NONE;
-	rest = url + 8;
-	if (!strcmp(rest, "box"))
-		return ROUTE_BOX;
-	if (!strcmp(rest, "tuners"))
-		return ROUTE_TUNERS;
-	if (!strcmp(rest, "plugins"))
-		return ROUTE_PLUGINS;
-	if (!strcmp(rest, "events"))
-		return ROUTE_EVENTS;
-	if (!strcmp(rest, "channels"))
-		return ROUTE_CHANNELS;
-	if (strncmp(rest, "tuners/", 7) != 0)
-		return ROUTE_NONE;
-	rest = parse_id(rest + 7, tuner);
-	return rest ? route_tuner_sub(rest) : ROUTE_NONE;
-}
-
-static int method_allowed(const struct route_info *ri, const char *method)
-{
-	if (!strcmp(method, "GET") || !strcmp(method, "HEAD"))
-		return strstr(ri->allow, "GET") != NULL;
-	if (!strcmp(method, "POST"))
-		return strstr(ri->allow, "POST") != NULL;
-	if (!strcmp(method, "DELETE"))
-		return strstr(ri->allow, "DELETE") != NULL;
-	if (!strcmp(method, "PUT"))
-		return strstr(ri->allow, "PUT") != NULL;
-	return 0;
-}
-
 /* ---- who is asking ---- */
 
 static const char *bearer_of(struct rest_req *r)
@@ -434,6 +331,11 @@ static int authorize(struct rest_req *r, enum role needed, enum MHD_Result *ret)
 		/* Static files: a browser cannot send a bearer token for a
 		 * page load; the API calls of the page carry it. */
 		r->who = (struct auth_result){.ok = 1};
+		return 0;
+	}
+	if (r->route == ROUTE_METRICS &&
+	    rest_metrics_token_ok(r->net, bearer_of(r))) {
+		r->who = (struct auth_result){.ok = 1, .role = ROLE_VIEWER};
 		return 0;
 	}
 	auth_check(r->net->d, bearer_of(r), peer_of(r),
@@ -497,68 +399,20 @@ static enum MHD_Result route_call(struct rest_req *r, const char *url)
 		return rest_static(r, url);
 	case ROUTE_HISTORY:
 		return rest_history_get(r);
+	case ROUTE_METRICS:
+		return rest_metrics_get(r);
 	case ROUTE_NONE:
+	case ROUTE_HDHR:
+	case REST_ROUTES:
 		break;
 	}
 	return rest_error(r, 404, "not_found", NULL, "no such path");
 }
 
-struct query_check {
-	const char *const *allowed;
-	const char *bad;
-};
-
-static enum MHD_Result query_arg(void *cls, enum MHD_ValueKind kind,
-				 const char *key, const char *value)
-{
-	struct query_check *q = cls;
-
-	(void)kind;
-	(void)value;
-	for (const char *const *a = q->allowed; a && *a; a++)
-		if (!strcmp(key, *a))
-			return MHD_YES;
-	q->bad = key;
-	return MHD_NO;
-}
-
-/* The first query parameter a REST route does not know, or NULL.  Only
- * .../lease and .../scan (lease_id), GET .../status, GET .../stream and
- * /channels (format) take any;
- * the event stream checks its own and static files ignore them (cache
- * busting). */
-static const char *bad_query_param(struct rest_req *r)
-{
-	static const char *const lease[] = {"lease_id", NULL};
-	static const char *const status[] = {"max_age_ms", NULL};
-	static const char *const stream[] = {"pids", "service", "lease_id",
-					     "access_token", NULL};
-	static const char *const channels[] = {"format", NULL};
-	static const char *const history[] = {"from", "to", "step", "fields",
-					      NULL};
-	struct query_check q = {NULL, NULL};
-
-	if (r->route == ROUTE_EVENTS || r->route == ROUTE_STATIC)
-		return NULL;
-	if (r->route == ROUTE_LEASE || r->route == ROUTE_SCAN)
-		q.allowed = lease;
-	if (r->route == ROUTE_CHANNELS)
-		q.allowed = channels;
-	if (r->route == ROUTE_STATUS)
-		q.allowed = status;
-	if (r->route == ROUTE_STREAM)
-		q.allowed = stream;
-	if (r->route == ROUTE_HISTORY)
-		q.allowed = history;
-	MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, query_arg,
-				  &q);
-	return q.bad;
-}
-
 static enum MHD_Result dispatch(struct rest_req *r, const char *url,
 				const char *method)
 {
-	const struct route_info *ri;
+	const struct rest_route_info *ri;
 	enum MHD_Result ret;
 	const char *bad;
 
@@ -567,10 +421,12 @@ static enum MHD_Result dispatch(struct rest_req *r, const char *url,
 		return rest_error(r, 503, "unavailable", NULL,
 				  "the daemon is shutting down");
 	}
-	if (hdhr_http_route(r, url, method, &ret))
+	if (hdhr_http_route(r, url, method, &ret)) {
+		r->route = ROUTE_HDHR;
 		return ret;
-	r->route = route_of(url, &r->tuner);
-	ri = route_lookup(r->route);
+	}
+	r->route = rest_route_of(url, &r->tuner);
+	ri = rest_route_info(r->route);
 	if (!ri) {
 		char text[192];
 
@@ -583,7 +439,7 @@ static enum MHD_Result dispatch(struct rest_req *r, const char *url,
 		return rest_options(r, ri->allow);
 	if (rest_origin_refused(r, &ret))
 		return ret;
-	if (!method_allowed(ri, method)) {
+	if (!rest_method_allowed(ri, method)) {
 		rest_add_header(r, MHD_HTTP_HEADER_ALLOW, ri->allow);
 		return rest_error(r, 405, "method_not_allowed",
 				  json_pack("{s:s}", "allow", ri->allow),
@@ -592,7 +448,7 @@ static enum MHD_Result dispatch(struct rest_req *r, const char *url,
 	}
 	if (authorize(r, ri->role, &ret))
 		return ret;
-	bad = bad_query_param(r);
+	bad = rest_bad_query_param(r);
 	if (bad)
 		return rest_error(r, 400, "bad_request",
 				  json_pack("{s:s}", "field", bad),

@@ -44,6 +44,9 @@ enum rest_route {
 	ROUTE_CHANNELS,
 	ROUTE_STATIC,
 	ROUTE_HISTORY,
+	ROUTE_METRICS,
+	ROUTE_HDHR, /* a path the HDHomeRun face answered (hdhr_http.c) */
+	REST_ROUTES /* keep last: the number of routes */
 };
 
 /* One HTTP request, from its head until MHD is done with it. */
@@ -65,6 +68,7 @@ struct rest_req {
 	/* The client: the socket's peer, or the address a trusted proxy
 	 * forwarded (client_addr.h); set by the auth check. */
 	struct sockaddr_storage client_addr;
+	uint64_t t0_ns; /* the head's arrival (rest_metrics.c) */
 
 	/* A command waiting for the command service (the connection is
 	 * suspended until its answer). */
@@ -106,6 +110,22 @@ enum MHD_Result rest_upgrade(struct rest_req *r, const char *version);
 /* Shutdown: cancel the command of every suspended request and resume it
  * with a 503. */
 void rest_cancel_waiting(struct net_api *net);
+
+/* ---- routing (rest_route.c) ---- */
+struct rest_route_info {
+	enum rest_route route;
+	const char *allow; /* methods, for 405 */
+	enum role role;    /* needed for the allowed methods */
+};
+
+/* The route's methods and role, or NULL for ROUTE_NONE. */
+const struct rest_route_info *rest_route_info(enum rest_route rt);
+/* The route of a path (tuner: the id in it, when it has one). */
+enum rest_route rest_route_of(const char *url, uint32_t *tuner);
+/* 1 when method (HEAD as GET) is one of the route's. */
+int rest_method_allowed(const struct rest_route_info *ri, const char *method);
+/* The first query parameter r's route does not take, or NULL. */
+const char *rest_bad_query_param(struct rest_req *r);
 
 /* ---- browsers (rest_cors.c) ---- */
 /* Access-Control-Allow-Origin and Vary on resp for the request on c. */
@@ -153,6 +173,14 @@ void rest_finish_error(struct rest_req *r, struct api_error *e);
 /* Suspend r until rest_finish(), which always comes later: the command
  * service never answers from inside its submit. */
 enum MHD_Result rest_suspend(struct rest_req *r);
+
+/* ---- /metrics (rest_metrics.c) ---- */
+enum MHD_Result rest_metrics_get(struct rest_req *r);
+/* Count r's answer, as MHD is done with it (none when the connection
+ * went to the WebSocket server). */
+void rest_metrics_request_done(struct rest_req *r);
+/* 1 when bearer is the configuration's scrape token. */
+int rest_metrics_token_ok(const struct net_api *net, const char *bearer);
 
 /* ---- endpoints ---- */
 enum MHD_Result rest_get_box(struct rest_req *r);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * The configuration file's sections and address ranges: the "hdhomerun"
- * section's defaults, bounds and refusals, and addr_list's matching of
- * IPv4, IPv6 and IPv4-mapped peers.
+ * section's defaults, bounds and refusals, the "metrics" section's
+ * scrape token, and addr_list's matching of IPv4, IPv6 and IPv4-mapped
+ * peers.
  */
 #include <arpa/inet.h>
 #include <jansson.h>
@@ -250,6 +251,44 @@ static void test_web_origin(void)
 			     -1);
 }
 
+static void test_metrics_section(void)
+{
+	static const char *const bad[] = {
+	    "{\"metrics\":[]}",
+	    "{\"metrics\":{\"token\":\"short\"}}",
+	    "{\"metrics\":{\"token\":\"has space 123\"}}",
+	    "{\"metrics\":{\"token\":\"comma,comma,1\"}}",
+	    "{\"metrics\":{\"token\":12345678}}",
+	    "{\"metrics\":{\"tokn\":\"scrape-token-0\"}}",
+	};
+	struct api_config cfg;
+	char err[256];
+
+	CHECK_EQ_INT(api_config_parse("{}", &cfg, err, sizeof(err)), 0);
+	CHECK(cfg.metrics.token == NULL);
+	api_config_free(&cfg);
+	CHECK_EQ_INT(
+	    api_config_parse("{\"metrics\":{}}", &cfg, err, sizeof(err)), 0);
+	CHECK(cfg.metrics.token == NULL);
+	api_config_free(&cfg);
+	CHECK_EQ_INT(api_config_parse("{\"metrics\":{\"token\":"
+				      "\"scrape-token-0\"}}",
+				      &cfg, err, sizeof(err)),
+		     0);
+	CHECK(cfg.metrics.token &&
+	      !strcmp(cfg.metrics.token, "scrape-token-0"));
+	CHECK_EQ_INT(cfg.metrics.token_len, 14);
+	api_config_free(&cfg);
+	CHECK(cfg.metrics.token == NULL);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHECK_EQ_INT(api_config_parse(bad[i], &cfg, err, sizeof(err)),
+			     -1);
+		CHECK(strstr(err, "metrics") != NULL);
+		/* a refused token is never repeated in the sentence */
+		CHECK(strstr(err, "space 123") == NULL);
+	}
+}
+
 int main(void)
 {
 	test_addr_list();
@@ -257,5 +296,6 @@ int main(void)
 	test_hdhomerun_refused();
 	test_client_addr();
 	test_web_origin();
+	test_metrics_section();
 	return check_done("test_config_sections");
 }
