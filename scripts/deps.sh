@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages the build and the tests need, only those
-# that are missing.  Usage: scripts/deps.sh [build|test|kernel|fuzz|demo]...
+# that are missing.  Usage: scripts/deps.sh [build|test|kernel|fuzz|demo|fleet]...
 set -euo pipefail
 
 # libwebsockets-evlib-uv: lws runs on the daemon's libuv loop (a foreign
@@ -57,6 +57,12 @@ kernel_pkgs=(qemu-system-x86 busybox-static cpio kmod python3)
 # sanitizer and libFuzzer runtimes (libclang-rt-14-dev holds the
 # -fsanitize=fuzzer runtime, libfuzzer-14-dev libFuzzer itself).
 fuzz_pkgs=(clang-14 libclang-rt-14-dev libfuzzer-14-dev)
+# fleet.sh runs a broker, Prometheus, and a D-Bus bus and avahi-daemon per
+# network namespace (iproute2: the namespaces, veths and bridge;
+# util-linux: unshare gives each avahi-daemon its own /run).
+fleet_pkgs=(mosquitto prometheus avahi-daemon avahi-utils dbus iproute2 util-linux)
+# test_fleet.py runs fleet.sh and reads the broker with mosquitto_sub.
+test_pkgs+=("${fleet_pkgs[@]}" mosquitto-clients)
 # demo.sh: curl tunes the demo box and ffmpeg makes its test cards.
 demo_pkgs=(curl ffmpeg)
 
@@ -68,6 +74,7 @@ for set in "$@"; do
 	kernel) want+=("${kernel_pkgs[@]}") ;;
 	fuzz) want+=("${fuzz_pkgs[@]}") ;;
 	demo) want+=("${demo_pkgs[@]}") ;;
+	fleet) want+=("${fleet_pkgs[@]}") ;;
 	*) echo "deps.sh: unknown set '$set'" >&2; exit 2 ;;
 	esac
 done
