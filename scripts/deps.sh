@@ -40,8 +40,12 @@ test_pkgs+=(mosquitto mosquitto-clients python3-paho-mqtt openssl)
 test_pkgs+=(python3-requests python3-pytest python3-venv python3-pip)
 # nodejs, npm: the console's browser test (tests/integration/test_console.py)
 # installs puppeteer-core from its package-lock.json with npm ci and drives
-# the Debian chromium with it; scripts/vendor_uplot.sh uses npm pack.
-test_pkgs+=(nodejs npm)
+# the Debian chromium with it; scripts/vendor_uplot.sh uses npm pack.  A
+# machine with Node.js from elsewhere keeps it: NodeSource's nodejs bundles
+# npm and conflicts with Debian's npm package.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+	test_pkgs+=(nodejs npm)
+fi
 # hdhomerun-config: the real HDHomeRun client drives the box's HDHomeRun
 # face; iproute2: those tests put the clients in a network namespace.
 test_pkgs+=(hdhomerun-config iproute2)
