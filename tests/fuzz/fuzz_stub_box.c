@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 #include "box.h"
-#include "fuzz_stub_records.h"
+#include "stub_records.h"
 #include "tstub_codec.h"
 #include "xc3028_fwgen.h"
 

@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
-#include "fuzz_stub_records.h"
+#include "stub_records.h"
 #include "log.h"
 #include "loop.h"
 #include "tstub_codec.h"

@@ -26,7 +26,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "fuzz_stub_records.h"
+#include "stub_records.h"
 #include "log.h"
 #include "worker_host.h"
 

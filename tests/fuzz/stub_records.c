@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * fuzz_stub_records.c - cutting a stub fuzz target's input into records
- * and messages (fuzz_stub_records.h).
+ * stub_records.c - cutting a stub fuzz target's input into records
+ * and messages (stub_records.h).
  */
 #include <string.h>
 
-#include "fuzz_stub_records.h"
+#include "stub_records.h"
 
 void fz_for_each_record(const uint8_t *data, size_t size, fz_record_fn *fn,
 			void *ctx)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz_stub_records.h - how the stub fuzz targets (fuzz_stub_box.c,
+ * stub_records.h - how the stub fuzz targets (fuzz_stub_box.c,
  * fuzz_stub_daemon.c, fuzz_stub_worker.c) cut an input into messages.
  *
  * An input is records of a byte k, a le16 length and that many bytes (the
