@@ -85,9 +85,15 @@ listen=127.0.0.1 slow=(--slow-conns 16)
 [ -n "$src" ] && listen=0.0.0.0 slow=(--slow-conns 64 --slow-source "$src")
 state=()
 "$bin/tunerd" --help | grep -q -- --state-dir && state=(--state-dir "$work/state")
+# The event ring grows with the events it keeps, up to its byte bound
+# (64 MiB by default, hours of events): 8 MiB here is full within the
+# first half of a 2-minute soak, so the RSS of the second half shows a
+# leak rather than the ring filling up.
+ring=()
+"$bin/tunerd" --help | grep -q -- --event-ring-mib && ring=(--event-ring-mib 8)
 "$bin/tunerd" --stub "sim:$work/sim.sock" --plugin-dir "$build/plugins" \
 	--firmware-dir "$work/fw" --listen "$listen:$port" --name soak \
-	"${state[@]}" >"$work/tunerd.log" 2>&1 &
+	"${state[@]}" "${ring[@]}" >"$work/tunerd.log" 2>&1 &
 daemon_pid=$!
 api=http://127.0.0.1:$port/api/v1
 ready=0
