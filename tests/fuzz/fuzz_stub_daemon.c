@@ -32,9 +32,9 @@
 #include <unistd.h>
 
 #include "daemon.h"
-#include "stub_records.h"
 #include "log.h"
 #include "loop.h"
+#include "stub_records.h"
 #include "tstub_codec.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

@@ -26,8 +26,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "stub_records.h"
 #include "log.h"
+#include "stub_records.h"
 #include "worker_host.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
