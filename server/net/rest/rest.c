@@ -103,8 +103,8 @@ void rest_add_header(struct rest_req *r, const char *name, const char *value)
 	}
 }
 
-enum MHD_Result rest_reply_text(struct rest_req *r, unsigned int code,
-				char *text, size_t len)
+enum MHD_Result rest_reply_typed(struct rest_req *r, unsigned int code,
+				 char *text, size_t len, const char *type)
 {
 	struct MHD_Response *resp;
 
@@ -114,7 +114,17 @@ enum MHD_Result rest_reply_text(struct rest_req *r, unsigned int code,
 		free(text);
 		return MHD_NO;
 	}
-	return rest_queue_response(r, code, resp, text != NULL);
+	if (type)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+					type);
+	return rest_queue_response(r, code, resp, 0);
+}
+
+enum MHD_Result rest_reply_text(struct rest_req *r, unsigned int code,
+				char *text, size_t len)
+{
+	return rest_reply_typed(r, code, text, len,
+				text ? "application/json" : NULL);
 }
 
 enum MHD_Result rest_queue_response(struct rest_req *r, unsigned int code,

@@ -148,9 +148,13 @@ enum MHD_Result rest_history_get(struct rest_req *r);
 
 /* ---- answers (rest.c) ---- */
 enum MHD_Result rest_reply(struct rest_req *r, unsigned int code, json_t *body);
-/* An answer whose body is already text (malloc'd, taken in every case). */
+/* An answer whose body is already JSON text (malloc'd, taken in every
+ * case; NULL: no body). */
 enum MHD_Result rest_reply_text(struct rest_req *r, unsigned int code,
 				char *text, size_t len);
+/* The same for a body of another type (Content-Type type; NULL: none). */
+enum MHD_Result rest_reply_typed(struct rest_req *r, unsigned int code,
+				 char *text, size_t len, const char *type);
 /* Queue resp (its body JSON if json) with the headers every answer has;
  * resp is released. */
 enum MHD_Result rest_queue_response(struct rest_req *r, unsigned int code,

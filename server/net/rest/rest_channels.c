@@ -69,27 +69,13 @@ enum MHD_Result rest_scan(struct rest_req *r)
 
 static enum MHD_Result reply_dvbv5(struct rest_req *r)
 {
-	struct MHD_Response *resp;
-	enum MHD_Result ret;
 	char *text = NULL;
 	size_t len = 0;
 
 	if (channel_dvbv5_export(r->net->channels, &text, &len))
 		return rest_error(r, 500, "internal", NULL,
 				  "cannot write the dvbv5 channel file");
-	resp =
-	    MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
-	if (!resp) {
-		free(text);
-		return MHD_NO;
-	}
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-				"text/plain; charset=utf-8");
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
-				"no-store");
-	ret = MHD_queue_response(r->conn, 200, resp);
-	MHD_destroy_response(resp);
-	return ret;
+	return rest_reply_typed(r, 200, text, len, "text/plain; charset=utf-8");
 }
 
 static enum MHD_Result list(struct rest_req *r)

@@ -379,7 +379,6 @@ static struct tuner_row *tuner_rows(struct net_api *net, size_t *n)
 
 enum MHD_Result rest_metrics_get(struct rest_req *r)
 {
-	struct MHD_Response *resp;
 	struct tuner_row *rows;
 	char *text = NULL;
 	size_t n, len = 0;
@@ -397,13 +396,6 @@ enum MHD_Result rest_metrics_get(struct rest_req *r)
 		free(text);
 		return rest_error(r, 500, "internal", NULL, "out of memory");
 	}
-	resp =
-	    MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
-	if (!resp) {
-		free(text);
-		return MHD_NO;
-	}
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+	return rest_reply_typed(r, 200, text, len,
 				"text/plain; version=0.0.4; charset=utf-8");
-	return rest_queue_response(r, 200, resp, 0);
 }
