@@ -96,8 +96,11 @@ def test_gap_when_the_ring_moved_on(make_box):
         gap = next_event(ev)
         assert isinstance(gap, Gap) and not gap.restarted, gap
         assert gap.from_seq == 1 and gap.to_seq >= 1
+        # the first event kept after the gap; events of other tuners (the
+        # new daemon's restore tunes) may sit between, filtered out
         after = next_event(ev)
-        assert isinstance(after, Event) and after.seq == gap.to_seq + 1
+        assert isinstance(after, Event) and after.seq > gap.to_seq
+        assert after.seq <= box.info()["events"]["next_seq"]
         # the last of the new run's tunes is there
         tunes = [after] + tune_events(ev, 2, 1)
         while tunes[-1]["params"]["frequency"] != 474000000 or \
