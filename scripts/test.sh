@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: a -Werror build and its tests, the same under
 # ASan+UBSan, every libFuzzer target for a while, a 2-minute soak, then
-# the kernel module in a real kernel under QEMU.
+# the kernel sources through checkpatch.pl --strict and the kernel module
+# in a real kernel under QEMU.
 # Usage: scripts/test.sh [--no-kernel] [--no-asan] [--no-fuzz] [--no-soak]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,6 +53,8 @@ if [ $soak -eq 1 ]; then
 	scripts/soak.sh --build-dir build-ci --minutes 2 --subscribers 100
 fi
 if [ $kernel -eq 1 ] && [ -x tests/kernel/run-qemu.sh ]; then
+	echo "== kernel style: checkpatch.pl --strict and kernel-doc"
+	tests/kernel/checkpatch.sh
 	echo "== kernel module under QEMU"
 	tests/kernel/run-qemu.sh --build-dir build-ci --daemon tunerd
 fi
