@@ -33,12 +33,22 @@ export function statusSample(timeMs, st) {
 
 const css = (name) => getComputedStyle(document.documentElement).getPropertyValue(name).trim();
 
-function options(width) {
+// A live sample stands until the next one: the daemon publishes
+// tuner.status only past a deadband or at its heartbeat (30 s by
+// default), so the plot draws the last live value on to now, for at most
+// two heartbeats, instead of leaving a steady signal's line short.
+const HOLD_S = 60;
+// How often the time axis moves on with no new sample.
+const TICK_MS = 5000;
+
+// xRange() gives the time axis: the chosen range ending now, whatever
+// the data spans, so "15 min" shows fifteen minutes.
+function options(width, xRange) {
   return {
     width, height: 140,
     legend: { live: false },
     cursor: { drag: { x: false, y: false } },
-    scales: { x: { time: true }, dBm: {}, dB: {}, lock: { range: [0, 1.05] } },
+    scales: { x: { time: true, range: xRange }, dBm: {}, dB: {}, lock: { range: [0, 1.05] } },
     axes: [
       { stroke: css('--dim'), grid: { stroke: '#2a323c' }, ticks: { stroke: '#2a323c' } },
       { scale: 'dBm', stroke: css('--dim'), grid: { stroke: '#2a323c' }, size: 44 },
@@ -59,16 +69,32 @@ export class SignalPlot {
     this.el = el;
     this.rangeMs = rangeMs;
     this.cols = { time: [], signal: [], cnr: [], lock: [] };
-    this.plot = new uPlot(options(Math.max(el.clientWidth, 200)), this.data(), el);
+    this.liveSince = Infinity; // time of the first live sample held
+    const xRange = () => {
+      const now = Date.now() / 1000;
+      return [now - this.rangeMs / 1000, now];
+    };
+    this.plot = new uPlot(options(Math.max(el.clientWidth, 200), xRange), this.data(), el);
     new ResizeObserver(() => {
       const w = this.el.clientWidth;
       if (w > 0 && w !== this.plot.width) this.plot.setSize({ width: w, height: 140 });
     }).observe(el);
+    // The axis follows the clock; a card taken off the page stops it.
+    this.tick = setInterval(() => {
+      if (this.el.isConnected) this.redraw();
+      else clearInterval(this.tick);
+    }, TICK_MS);
   }
 
+  // The columns uPlot draws: what is held, and the last live sample
+  // carried on to now (not stored, so data-points counts real samples).
   data() {
-    const c = this.cols;
-    return [c.time, c.signal, c.cnr, c.lock];
+    const c = this.cols, n = c.time.length, now = Date.now() / 1000;
+    const last = n ? c.time[n - 1] : -Infinity;
+    if (last < this.liveSince || now - last > HOLD_S || now <= last)
+      return [c.time, c.signal, c.cnr, c.lock];
+    return [[...c.time, now], [...c.signal, c.signal[n - 1]],
+      [...c.cnr, c.cnr[n - 1]], [...c.lock, c.lock[n - 1]]];
   }
 
   // History replaces what is held; live samples newer than its last point
@@ -77,6 +103,7 @@ export class SignalPlot {
     const last = cols.time.length ? cols.time[cols.time.length - 1] : -Infinity;
     const keep = this.cols.time.map((t, i) => i).filter((i) => this.cols.time[i] > last);
     for (const k of Object.keys(cols)) cols[k].push(...keep.map((i) => this.cols[k][i]));
+    if (!keep.length) this.liveSince = Infinity;
     this.cols = cols;
     this.redraw();
   }
@@ -90,6 +117,7 @@ export class SignalPlot {
     const c = this.cols;
     if (c.time.length && sample.time <= c.time[c.time.length - 1]) return;
     for (const k of Object.keys(c)) c[k].push(sample[k]);
+    this.liveSince = Math.min(this.liveSince, sample.time);
     this.redraw();
   }
 
