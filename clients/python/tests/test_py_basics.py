@@ -1,8 +1,11 @@
 # SPDX-License-Identifier: MIT
 """Box, Tuner and the typed errors against a real daemon."""
+import http.client
+
+import harness
 import pytest
 
-from conftest import VIEWER
+from conftest import OPERATOR, VIEWER
 from tunerd import Box, errors
 
 DVBT_474 = dict(delivery_system="DVBT", frequency=474000000,
@@ -84,3 +87,60 @@ def test_history_is_the_endpoint(live):
     assert isinstance(ans["marks"], list)
     with pytest.raises(errors.BadRequest):
         live.client().tuner(1).history(limit=5)
+
+def hold_the_slot(port):
+    """A kept-alive connection that was served once: it keeps the box's
+    one request slot until closed.  Taken once the daemon has seen the
+    last holder's close (until then it answers 503)."""
+    held = []
+
+    def take():
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        conn.request("GET", "/api/v1/box",
+                     headers={"Authorization": "Bearer " + OPERATOR})
+        r = conn.getresponse()
+        r.read()
+        if r.status == 200:
+            held.append(conn)
+            return True
+        conn.close()
+        return False
+
+    harness.wait_for(take, timeout=30, what="the request slot")
+    return held[0]
+
+
+def test_retry_after_a_connection_cap(make_box):
+    """A 503 with Retry-After (the connection cap: the request was never
+    read) is sent again, a tune as well as a read; with no retries left it
+    is Unavailable with the hint and the cap's name."""
+    live = make_box(daemon_extra=("--max-request-conns", "1"))
+    for method in ("GET", "POST"):
+        held = hold_the_slot(live.port)
+        box = live.client()
+        seen = []
+
+        def free_on_refusal(r, *args, **kwargs):
+            seen.append(r.status_code)
+            if r.status_code == 503:
+                held.close()  # the next attempt finds the slot free
+
+        box.api.session.hooks["response"].append(free_on_refusal)
+        if method == "GET":
+            assert box.info()["name"] == "box1"
+        else:
+            box.tuner(1).tune(**DVBT_474)
+            assert box.tuner(1).info()["params"]["frequency"] == 474000000
+        assert seen[0] == 503 and seen[-1] == 200, seen
+        box.close()
+
+    held = hold_the_slot(live.port)
+    box = live.client()
+    box.api.retries = 0
+    with pytest.raises(errors.Unavailable) as e:
+        box.info()
+    assert e.value.retry_after == 1.0
+    assert e.value.details == {"max_connections": 1}
+    held.close()
+    box.close()
+
