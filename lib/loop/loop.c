@@ -67,11 +67,6 @@ struct loop {
 	int stop;
 };
 
-uint64_t loop_dispatched(const struct loop *l)
-{
-	return l->dispatched;
-}
-
 uint64_t loop_now_ns(void)
 {
 	struct timespec ts;

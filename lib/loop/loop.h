@@ -88,10 +88,6 @@ void loop_stop(struct loop *l);
 int loop_fd(const struct loop *l);
 int loop_next_timeout_ms(const struct loop *l);
 
-/* Callbacks (fd and timer) run so far.  State that only callbacks change
- * is unchanged while this is: a cache may check once per callback. */
-uint64_t loop_dispatched(const struct loop *l);
-
 /* CLOCK_MONOTONIC in milliseconds and nanoseconds. */
 uint64_t loop_now_ms(void);
 uint64_t loop_now_ns(void);

@@ -59,6 +59,11 @@ struct daemon {
 	int64_t started_ms; /* realtime */
 
 	struct tuner *tuners; /* sorted by id */
+	/* Bumped by tuner_changed(): whenever what the Tuner objects of the
+	 * API show may have changed (a tuner added or gone, its state, chip,
+	 * params, status).  Readers that cache those texts check this one
+	 * number instead of every tuner. */
+	uint64_t tuners_version;
 	struct stub_session session;
 
 	/* What survives a restart (state_file.h); NULL: nothing does. */

@@ -61,6 +61,7 @@ struct lease_table *lease_table_new(struct loop *loop, struct eventbus *ev)
 
 static void slot_free(struct lease_table *lt, struct lease_slot *s)
 {
+	lt->version++;
 	if (lt->loop)
 		loop_del_timer(lt->loop, s->timer);
 	explicit_bzero(s->lease.id, sizeof(s->lease.id));
@@ -182,6 +183,7 @@ struct lease_slot *lease_slot_add(struct lease_table *lt, const struct lease *l)
 		return NULL;
 	s->lt = lt;
 	s->lease = *l;
+	lt->version++;
 	arm_expiry(lt, s);
 	s->next = lt->slots;
 	lt->slots = s;
@@ -282,6 +284,7 @@ int lease_renew(struct lease_table *lt, long tuner, const char *id,
 	if (!c)
 		return -ENOMEM;
 	(*pp)->lease = c->lease; /* exactly what is written */
+	lt->version++;
 	arm_expiry(lt, *pp);
 	*out = (*pp)->lease;
 	return lease_change_add(lt, c, w, 0);
@@ -311,6 +314,11 @@ int lease_get(struct lease_table *lt, long tuner, struct lease *out)
 		return 0;
 	*out = (*pp)->lease;
 	return 1;
+}
+
+uint64_t lease_table_version(const struct lease_table *lt)
+{
+	return lt ? lt->version : 0;
 }
 
 int lease_allows(struct lease_table *lt, long tuner, const char *id,

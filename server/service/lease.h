@@ -128,6 +128,10 @@ int lease_release(struct lease_table *lt, long tuner, const char *id,
 		  struct lease *other, struct lease_waiter *w);
 /* The live lease on tuner, copied into *out: 1, or 0 when none. */
 int lease_get(struct lease_table *lt, long tuner, struct lease *out);
+/* A number that changes whenever a lease is added, renewed or dropped:
+ * what lease_get() answers may have changed.  A lease past its expiry
+ * stays until its timer (or a lease_get()) drops it. */
+uint64_t lease_table_version(const struct lease_table *lt);
 /* May a request carrying id (NULL: none) act on tuner?  1 when the tuner
  * is not leased or id matches; 0 with *holder filled otherwise. */
 int lease_allows(struct lease_table *lt, long tuner, const char *id,

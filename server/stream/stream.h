@@ -98,6 +98,10 @@ void stream_reader_close(struct stream_reader *r, enum stream_end why);
  * 1 when a source is open now. */
 int stream_hub_stats(struct stream_hub *h, uint32_t tuner,
 		     struct stream_stats *s);
+/* A number that changes whenever stream_hub_stats() of any tuner may
+ * have changed; 0 while any stream is read (its counters move with every
+ * packet, so no number would hold). */
+uint64_t stream_hub_stats_version(const struct stream_hub *h);
 /* The Tuner object's "stream" field. */
 json_t *stream_stats_json(struct stream_hub *h, uint32_t tuner);
 

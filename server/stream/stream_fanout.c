@@ -67,6 +67,7 @@ struct stream_hub {
 	struct dvb_v5_fe_parms *parms; /* libdvbv5's, for its table parsers */
 	struct stream_tuner *tuners;
 	unsigned int nreaders;
+	uint64_t stats_version; /* readers came or went (stream_hub_stats) */
 	uint64_t next_reader;
 	long sub;
 	int stopping;
@@ -141,6 +142,7 @@ static void reader_end(struct stream_reader *r, enum stream_end why)
 		*pp = r->next;
 	st->nreaders--;
 	r->hub->nreaders--;
+	r->hub->stats_version++;
 	r->st = NULL;
 	r->end = why;
 	if (why == STREAM_END_SLOW) {
@@ -310,6 +312,7 @@ static int reader_attach(struct stream_hub *h, struct stream_tuner *st,
 	st->readers = r;
 	st->nreaders++;
 	h->nreaders++;
+	h->stats_version++;
 	return 0;
 }
 
@@ -549,6 +552,15 @@ int stream_hub_stats(struct stream_hub *h, uint32_t tuner,
 	if (st->open && loop_now_ms() - st->win_start_ms < 2000)
 		s->bitrate_bps = st->bitrate_bps;
 	return st->open;
+}
+
+uint64_t stream_hub_stats_version(const struct stream_hub *h)
+{
+	/* Sources open only with a reader, and their counters move with
+	 * every packet: no version while one is read. */
+	if (!h)
+		return 1;
+	return h->nreaders ? 0 : h->stats_version + 1;
 }
 
 json_t *stream_stats_json(struct stream_hub *h, uint32_t tuner)

@@ -136,6 +136,11 @@ void tuner_set_error(struct tuner *t, int err, const char *fmt, ...)
 	va_end(ap);
 }
 
+void tuner_changed(struct tuner *t)
+{
+	t->d->tuners_version++;
+}
+
 void tuner_set_state(struct tuner *t, enum tuner_state s, const char *why)
 {
 	enum tuner_state was = t->state;
@@ -143,6 +148,7 @@ void tuner_set_state(struct tuner *t, enum tuner_state s, const char *why)
 	if (was == s)
 		return;
 	t->state = s;
+	tuner_changed(t);
 	log_info("tuner %u (%s): %s -> %s%s%s", t->id, t->info.name,
 		 tuner_state_name(was), tuner_state_name(s), why ? ": " : "",
 		 why ? why : "");
@@ -428,6 +434,7 @@ static struct tuner *tuner_new(struct daemon *d, uint32_t id)
 		;
 	t->next = *pp;
 	*pp = t;
+	tuner_changed(t);
 	return t;
 }
 
@@ -444,6 +451,7 @@ static void tuner_free(struct tuner *t)
 			*pp = t->next;
 			break;
 		}
+	tuner_changed(t);
 	plugin_host_unuse(d->plugins, t->plugin);
 	free(t);
 }
@@ -512,6 +520,7 @@ static void tuners_attach_loaded(int err, struct plugin *p, void *arg)
 	tuner_saved_attach(t);
 	t->info = p->info;
 	t->have_info = 1;
+	tuner_changed(t);
 	t->initial = 1;
 	t->probe_failures = 0;
 	t->backoff_ms = TUNER_RESTART_MIN_MS;

@@ -7,6 +7,7 @@
  * it, and the tuner's one deadline timer (tuner.c) bounds the waits.
  */
 #include <stdint.h>
+#include <string.h>
 
 #include "api_json.h"
 #include "eventbus.h"
@@ -18,6 +19,9 @@ static void tuner_track_lock(struct tuner *t, const struct tstub_status *st)
 {
 	int prev = t->locked, now = -1;
 
+	/* The 1 s sampler reads the same values most of the time. */
+	if (!t->have_status || memcmp(&t->status, st, sizeof(*st)))
+		tuner_changed(t);
 	t->status = *st;
 	t->have_status = 1;
 	t->status_at_ms = eventbus_now_ms();

@@ -115,6 +115,8 @@ void tuner_complete_inflight(struct tuner *t, int err,
 			     const struct tstub_status *st);
 void tuner_publish(struct tuner *t, const char *type, json_t *fields);
 void tuner_set_state(struct tuner *t, enum tuner_state s, const char *why);
+/* What its snapshot shows changed: bump d->tuners_version. */
+void tuner_changed(struct tuner *t);
 /* A status read (any: a command's, the lock watch's): the tuner's status,
  * tuner.lock on a change, and the lock waits answered when it locked. */
 void tuner_take_status(struct tuner *t, const struct tstub_status *st);

@@ -445,6 +445,7 @@ static void tuner_on_done(struct tuner *t, const struct wmsg_done *m)
 		t->changed_origin = (enum tuner_origin)m->origin;
 		snprintf(t->changed_by, sizeof(t->changed_by), "%s", by);
 		t->changed_at_ms = eventbus_now_ms();
+		tuner_changed(t);
 		hold = tuner_saved_tuned(t); /* durable before the answer */
 	}
 	tuner_publish_done(t, m, by);

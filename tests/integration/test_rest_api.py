@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
 """REST API v1: every endpoint, and every way a request can be wrong."""
+import operator
 import os
 import re
 import shutil
@@ -161,6 +162,50 @@ class Endpoints(ApiBoxTest):
         self.assertEqual(t["params"]["delivery_system"], "DVBT")
         self.assertEqual(t["last_change"]["origin"], "kernel")
         self.assertIsNone(t["last_change"]["by"])
+
+    def assertListFollows(self, tid, what):
+        """GET /tuners answers its kept text while the tuners', leases'
+        and streams' versions stand; /tuners/{id} checks its tuner field
+        by field.  Both must show the same Tuner once the change is made:
+        at once for all but the status, which a sample may renew between
+        the two reads (so compared again until both show the same)."""
+        def both():
+            one = self.api("GET", "/api/v1/tuners/%d" % tid).json
+            listed = self.api("GET", "/api/v1/tuners").json["tuners"]
+            return [t for t in listed if t["id"] == tid], [one]
+
+        def but_status(tuners):
+            return [{k: v for k, v in t.items() if k != "status"}
+                    for t in tuners]
+        listed, one = both()
+        self.assertEqual(but_status(listed), but_status(one), what)
+        wait_for(lambda: operator.eq(*both()), timeout=5.0,
+                 what="the list to show the status after " + what)
+
+    def test_the_list_follows_every_change(self):
+        lease = "/api/v1/tuners/2/lease"
+        self.assertListFollows(2, "the first state")
+        r = self.api("POST", "/api/v1/tuners/2/tune",
+                     dict(DVBT_474, wait_lock_ms=2000))
+        self.assertEqual(r.status, 200, r)
+        self.assertListFollows(2, "a REST tune")
+        self.assertOk(self.box.tune(4, "DVBT", 490000000, 8000000))
+        wait_for(lambda: self.api("GET", "/api/v1/tuners/4").json["params"],
+                 what="the kernel's params")
+        self.assertListFollows(4, "a kernel-side tune")
+        r = self.api("POST", lease, {"holder": "list", "ttl_s": 30})
+        self.assertEqual(r.status, 201, r)
+        self.assertListFollows(2, "a lease taken")
+        r = self.api("POST", lease, {"lease_id": r.json["lease_id"],
+                                     "ttl_s": 60})
+        self.assertEqual(r.status, 200, r)
+        self.assertListFollows(2, "a lease renewed")
+        r = self.api("DELETE", lease + "?lease_id=" + r.json["lease_id"])
+        self.assertEqual(r.status, 204, r)
+        self.assertListFollows(2, "a lease released")
+        self.assertEqual(self.api("POST", "/api/v1/tuners/2/sleep").status,
+                         200)
+        self.assertListFollows(2, "a sleep")
 
 
 class Errors(ApiBoxTest):

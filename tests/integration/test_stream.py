@@ -141,10 +141,20 @@ class StreamTest(ApiBoxTest):
         self.assertEqual(len(self.stream("/api/v1/tuners/2/stream", n=10)),
                          10)
 
+    def listed_stream(self):
+        """Tuner 1's stream statistics in GET /tuners (the list's kept
+        text, made again when the streams' version moves)."""
+        tuners = self.api("GET", "/api/v1/tuners").json["tuners"]
+        return [t["stream"] for t in tuners if t["id"] == 1][0]
+
     def test_events_and_stats(self):
+        self.listed_stream()  # the list's text made before the stream
         ev = EventsFromNow(self, "types=stream.*&tuner=1")
         conn, resp = open_stream(self.port, STREAM + "?pids=0,512")
         read_packets(resp, 500)
+        listed = self.listed_stream()
+        self.assertTrue(listed["active"])
+        self.assertGreaterEqual(listed["packets"], 500)
         start = ev.wait("stream.start")
         self.assertEqual(start["filter"], "pids")
         self.assertEqual(start["pids"], [0, 512])
@@ -164,6 +174,7 @@ class StreamTest(ApiBoxTest):
         self.assertEqual(stop["cc_errors"], 0)
         t = self.api("GET", "/api/v1/tuners/1").json["stream"]
         self.assertEqual((t["active"], t["readers"]), (False, 0))
+        self.assertEqual(self.listed_stream(), t)
         # the rate of a second with packets, then of the ~24 Mbit/s
         conn, resp = open_stream(self.port)
         read_packets(resp, 20000)  # 1.25 s

@@ -534,7 +534,5 @@ enum MHD_Result rest_access_handler(void *cls, struct MHD_Connection *c,
 				  json_pack("{s:i}", "max", REST_BODY_MAX),
 				  "the body is larger than %d bytes",
 				  REST_BODY_MAX);
-	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
-		rest_tuners_touch(r->net);
 	return dispatch(r, url, method);
 }

@@ -223,12 +223,10 @@ const char *rest_tuner_text(struct net_api *net, const struct tuner_snapshot *s,
 			    size_t *len);
 void rest_cache_free(struct net_api *net);
 /* GET /api/v1/tuners: the whole list's text, made again only when a
- * tuner's text or the set of tuners changed; every response sends the one
- * shared copy (reference-counted, no per-request copy). */
+ * tuner's text or the set of tuners changed (checked only when the
+ * tuners', leases' or streams' version moved); every response sends the
+ * one shared copy (reference-counted, no per-request copy). */
 enum MHD_Result rest_reply_tuners(struct rest_req *r);
-/* A request that may change a tuner or lease began: the list is checked
- * again at the next GET. */
-void rest_tuners_touch(struct net_api *net);
 
 /* GET .../status: from the recent status (?max_age_ms) or through the
  * command service (rest_status.c); free the status texts at shutdown. */

@@ -7,26 +7,37 @@
  * answered from its last text.  The fields the text is made of are
  * compared one by one (the snapshot's padding is not defined).
  *
- * GET /api/v1/tuners keeps the whole list too (156 KB for 256 tuners):
- * each request still checks every tuner's text, but joins and copies
- * nothing unless one changed, and all responses in flight send the one
- * reference-counted copy.
+ * GET /api/v1/tuners keeps the whole list too (128 KB for 256 tuners),
+ * with the versions of what it was made from: the tuners
+ * (d->tuners_version), the leases and the stream statistics.  While none
+ * moved, a request costs three comparisons and sends the one
+ * reference-counted copy; checking 256 tuners one by one cost about as
+ * much as sending the text.  When one moved, every tuner's text is
+ * checked as above and the list joined again.  The versions are bumped
+ * where the state changes, so a change they miss would show a stale
+ * list: the per-tuner comparison stays the check of record for
+ * /tuners/{id}.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "daemon.h"
 #include "lease.h"
-#include "loop.h"
 #include "net_api.h"
 #include "rest.h"
 #include "stream.h"
 
+/* What the list's text was checked against; a stream version of 0
+ * matches nothing (stream_hub_stats_version()). */
+struct tuners_sources {
+	uint64_t tuners, leases, streams;
+};
+
 struct tuners_list {
-	struct tuners_text *text; /* NULL until the first request */
-	uint64_t changes;         /* tuner texts made again, ever */
-	struct tuner_text *hint;  /* the entry after the last one found */
-	uint64_t checked_at;      /* loop_dispatched() when last checked */
+	struct tuners_text *text;      /* NULL until the first request */
+	uint64_t changes;              /* tuner texts made again, ever */
+	struct tuner_text *hint;       /* the entry after the last one found */
+	struct tuners_sources checked; /* when text was last checked */
 };
 
 /* One version of the list's text, shared by the cache and responses. */
@@ -165,17 +176,17 @@ static struct tuners_text *tuners_text(struct net_api *net)
 	struct tuners_text *t;
 	struct tuner_snapshot s;
 	size_t n = 0, len = sizeof(head) - 1 + sizeof(tail) - 1, tl;
-	uint64_t now;
+	struct tuners_sources now = {
+	    .tuners = net->d->tuners_version,
+	    .leases = lease_table_version(net->leases),
+	    .streams = stream_hub_stats_version(net->streams)};
 
 	if (!l)
 		return NULL;
-	/* Tuners change in loop callbacks (worker reports, timers) and in
-	 * requests that are not GETs (rest_tuners_touch()); many GETs answered
-	 * in one callback need one check. */
-	now = net->d && net->d->loop ? loop_dispatched(net->d->loop) : 0;
-	if (now && l->text && l->checked_at == now)
+	if (l->text && now.streams && l->checked.streams == now.streams &&
+	    l->checked.tuners == now.tuners && l->checked.leases == now.leases)
 		return l->text;
-	l->checked_at = now;
+	l->checked = now;
 	l->hint = net->tuner_texts;
 	for (struct tuner *tu = tuner_first(net->d); tu; tu = tuner_next(tu)) {
 		tuner_snapshot(tu, &s);
@@ -214,12 +225,6 @@ static struct tuners_text *tuners_text(struct net_api *net)
 	tuners_text_unref(l->text);
 	l->text = t;
 	return t;
-}
-
-void rest_tuners_touch(struct net_api *net)
-{
-	if (net->tuners_list)
-		net->tuners_list->checked_at = 0;
 }
 
 enum MHD_Result rest_reply_tuners(struct rest_req *r)
