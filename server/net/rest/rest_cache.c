@@ -7,8 +7,8 @@
  * answered from its last text.  The fields the text is made of are
  * compared one by one (the snapshot's padding is not defined).
  *
- * GET /api/v1/tuners keeps the whole list too (128 KB for 256 tuners),
- * with the versions of what it was made from: the tuners
+ * GET /api/v1/tuners keeps the whole list too (about 175 KB for 256
+ * tuners), with the versions of what it was made from: the tuners
  * (d->tuners_version), the leases and the stream statistics.  While none
  * moved, a request costs three comparisons and sends the one
  * reference-counted copy; checking 256 tuners one by one cost about as
