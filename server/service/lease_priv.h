@@ -48,8 +48,8 @@ struct lease_table {
 	struct lease_change *gathering, **gathering_tail; /* the next write's */
 	struct lease_change *in_write; /* the changes the write carries */
 	int save_failed;               /* the last write failed (logged once) */
-	uint64_t
-	    version; /* bumped by every change of slots: added, renewed, gone */
+	/* Bumped by every change of slots: added, renewed, gone. */
+	uint64_t version;
 };
 
 /* lease.c */
