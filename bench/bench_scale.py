@@ -4,7 +4,8 @@
 XC3028 in turn), a real tunerd on a real port.  Per size: the time from
 the daemon's start until every tuner is ready, PSS of the daemon (with its
 worker zygote), the workers and the box, GET /api/v1/tuners p50/p99 from
-one keep-alive client, and the tune-event latency (REST request sent to
+one keep-alive client (alone, then with --subscribers WebSocket event
+subscribers connected), and the tune-event latency (REST request sent to
 its tuner.tune event received by a WebSocket subscriber) while every tuner
 is retuned once.  Each figure is the median of --runs runs with its spread
 (min..max), and its ratio to the 64-tuner median.
@@ -17,6 +18,7 @@ import argparse
 import http.client
 import json
 import os
+import resource
 import shutil
 import statistics
 import sys
@@ -113,6 +115,15 @@ class Run:
             assert st == 200, body
         return lat
 
+    def subscribe(self, count):
+        """count WebSocket subscribers to tuner.tune through the port."""
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft < count + 256:
+            resource.setrlimit(resource.RLIMIT_NOFILE,
+                               (min(count + 256, hard), hard))
+        return [ws_connect(self.port, "types=tuner.tune", timeout=120)
+                for _ in range(count)]
+
     def tune_latency(self, nclients, which):
         ws = ws_connect(self.port, "types=tuner.tune", timeout=60)
         sent, got = {}, {}
@@ -164,6 +175,15 @@ def measure(n, args, run_no):
         lat = r.get_latency(args.gets)
         fig["get_p50_ms"] = pct(lat, 50) * 1e3
         fig["get_p99_ms"] = pct(lat, 99) * 1e3
+        if args.subscribers:
+            subs = r.subscribe(args.subscribers)
+            try:
+                lat = r.get_latency(args.gets)
+            finally:
+                for ws in subs:
+                    ws.close()
+            fig["get_subs_p50_ms"] = pct(lat, 50) * 1e3
+            fig["get_subs_p99_ms"] = pct(lat, 99) * 1e3
         tl = r.tune_latency(args.clients, run_no % 2)
         fig["tune_event_p50_ms"] = pct(tl, 50) * 1e3
         fig["tune_event_p99_ms"] = pct(tl, 99) * 1e3
@@ -178,6 +198,8 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--gets", type=int, default=500,
                     help="GET /api/v1/tuners per run")
+    ap.add_argument("--subscribers", type=int, default=1000,
+                    help="WebSocket subscribers during the second GETs")
     ap.add_argument("--clients", type=int, default=8,
                     help="REST clients retuning at once")
     ap.add_argument("--i2c-khz", type=int, default=0)

@@ -201,6 +201,8 @@ void tuner_complete_inflight(struct tuner *t, int err,
 	t->send_err = 0;
 	loop_del_timer(t->d->loop, t->send_fail_timer);
 	t->send_fail_timer = 0;
+	if (err && r.op == TUNER_OP_TUNE)
+		tuner_saved_undo(t); /* its params were kept as it was sent */
 	if (!tuner_lock_wait_keep(t, &r, err, st))
 		tuner_req_finish(&r, err, st);
 }
@@ -319,6 +321,8 @@ void tuner_pump(struct tuner *t)
 			    .params = r.params}};
 		t->inflight = r;
 		t->has_inflight = 1;
+		if (r.op == TUNER_OP_TUNE)
+			tuner_saved_intent(t, &r.params);
 		if (wmsg_send(t->sock, &m)) {
 			t->send_err = -ECONNABORTED;
 			t->send_fail_timer =

@@ -46,8 +46,9 @@ struct tuner {
 	struct tstub_params saved_params; /* from the state directory */
 	int have_saved;                   /* ... for this very chip */
 	/* The in-flight API tune is done; its answer waits for its params
-	 * to be written (tuner_saved.c). */
+	 * to be written, by write number held_write (tuner_saved.c). */
 	int answer_held;
+	uint64_t held_write;
 	struct tstub_status held_status;
 	int have_held_status;
 	enum tuner_origin changed_origin;
@@ -143,10 +144,14 @@ void tuner_worker_reaped(struct tuner *t, int wstatus);
 /* tuner_saved.c: the params kept in the state directory. */
 /* At an attach: the saved params of t, when they are this chip's. */
 void tuner_saved_attach(struct tuner *t);
+/* An API tune to p is sent to the worker: its write starts meanwhile. */
+void tuner_saved_intent(struct tuner *t, const struct tstub_params *p);
+/* That tune failed: the entry goes back to what t had. */
+void tuner_saved_undo(struct tuner *t);
 /* After a successful tune: keep t->params.  1 when the in-flight API
  * request must be answered only once they are written (set
- * t->answer_held = 1; tuner_saved.c answers it); 0 when it may be
- * answered now. */
+ * t->answer_held = 1; tuner_saved.c answers it, its write number in
+ * t->held_write); 0 when it may be answered now. */
 int tuner_saved_tuned(struct tuner *t);
 
 /* tuner_report.c: what reports and ends become (counters, events). */

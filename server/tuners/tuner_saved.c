@@ -14,17 +14,24 @@
  * tuned with someone else's params.
  *
  * When to write: an API tune is answered only once its params are on
- * disk.  Its answer is held (answer_held HELD_WAITING) and the document
- * is due (struct state_doc: written on libuv's threadpool, never on the
- * loop, one write in flight).  The write that starts next carries every
- * answer held until then (HELD_IN_WRITE) and releases them when it
- * ends: tunes of many tuners finishing in one turn, or while a write is
- * in flight, cost one fsync, and the loop serves everyone meanwhile.  A
- * kernel-side tune (or a restore) was answered by the worker before the
- * daemon heard of it, so nothing can wait for its write: those are
- * written at most once per TUNER_SAVE_DELAY_MS, so that a channel scan
- * does not cost an fsync per step; a power cut loses at most that much
- * of them.
+ * disk.  They are known when the tune is sent to the worker, so their
+ * write starts then (tuner_saved_intent()) and runs on libuv's
+ * threadpool while the chip tunes: a tune of 13 ms does not wait 2 ms
+ * more for an fsync after it.  Should the tune fail, the entry goes back
+ * to the tuner's params (written later, as a kernel-side tune's).  A
+ * crash in between keeps the params asked for, never answered: a
+ * restore then tunes what the client asked, which is what it retries.
+ *
+ * Writes are numbered (struct state_doc: one in flight, the next one
+ * carrying every change made meanwhile).  An entry notes the write that
+ * carries its value; a tune whose entry is not on disk yet when it ends
+ * holds its answer (t->answer_held, t->held_write) until that write
+ * ends, so tunes of many tuners cost one fsync, and the loop serves
+ * everyone meanwhile.  A kernel-side tune (or a restore) was answered by
+ * the worker before the daemon heard of it, so nothing can wait for its
+ * write: those are written at most once per TUNER_SAVE_DELAY_MS, so that
+ * a channel scan does not cost an fsync per step; a power cut loses at
+ * most that much of them.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -43,13 +50,11 @@
 #define TUNER_SAVE_DELAY_MS 1000 /* kernel-side tunes: at most one write */
 #define TUNER_SAVE_STOP_MS  5000 /* a stop waits this long for the write */
 
-/* t->answer_held (tuner_worker.c holds an answer with 1) */
-enum { HELD_NO, HELD_WAITING, HELD_IN_WRITE };
-
 struct saved_tuner {
 	uint32_t id;
 	struct tstub_attach attach; /* who it was: chip, adapter, address */
 	struct tstub_params params;
+	uint64_t in_write; /* the number of the write that carries params */
 };
 
 struct saved_params {
@@ -57,7 +62,8 @@ struct saved_params {
 	size_t n;
 	int write_failed; /* log a failing disk once, not per tune */
 	int dirty;        /* v changed since the last write began */
-	uint64_t timer;   /* the kernel-side tunes' delayed write */
+	uint64_t writes_begun, writes_ended; /* numbered from 1 */
+	uint64_t timer; /* the kernel-side tunes' delayed write */
 	struct state_doc *doc;
 };
 
@@ -239,8 +245,7 @@ void tuner_saved_attach(struct tuner *t)
 	t->have_saved = 1;
 }
 
-/* state_doc: a write starts.  It carries the entries as they are and
- * every answer held until now. */
+/* state_doc: a write starts.  It carries the entries as they are. */
 static json_t *saved_doc(void *arg)
 {
 	struct daemon *d = arg;
@@ -250,9 +255,7 @@ static json_t *saved_doc(void *arg)
 	loop_del_timer(d->loop, sp->timer); /* this write takes them */
 	sp->timer = 0;
 	sp->dirty = 0;
-	for (struct tuner *t = d->tuners; t; t = t->next)
-		if (t->answer_held == HELD_WAITING)
-			t->answer_held = HELD_IN_WRITE;
+	sp->writes_begun++;
 	for (size_t i = 0; arr && i < sp->n; i++)
 		if (json_array_append_new(arr, entry_json(&sp->v[i]))) {
 			json_decref(arr);
@@ -293,23 +296,24 @@ static void note_write(struct daemon *d, int err)
 /* The held answer of t goes out; its tuner takes its next request. */
 static void release(struct tuner *t)
 {
-	t->answer_held = HELD_NO;
+	t->answer_held = 0;
 	tuner_complete_inflight(t, 0,
 				t->have_held_status ? &t->held_status : NULL);
 	if (t->sock >= 0) /* not from a worker's end (fail_requests) */
 		tuner_pump(t);
 }
 
-/* state_doc: the write ended.  The answers it carried go out whether it
- * worked or not: the tune itself did (a failing disk is logged, not the
- * client's fault). */
+/* state_doc: the write ended.  The answers waiting for it go out
+ * whether it worked or not: the tune itself did (a failing disk is
+ * logged, not the client's fault). */
 static void saved_written(int err, void *arg)
 {
 	struct daemon *d = arg;
 
 	note_write(d, err);
+	d->saved->writes_ended = d->saved->writes_begun;
 	for (struct tuner *t = d->tuners; t; t = t->next)
-		if (t->answer_held == HELD_IN_WRITE)
+		if (t->answer_held && t->held_write <= d->saved->writes_ended)
 			release(t);
 }
 
@@ -334,34 +338,89 @@ static long delayed_fire(struct loop *l, uint64_t id, void *arg)
 	return LOOP_TIMER_DONE;
 }
 
-int tuner_saved_tuned(struct tuner *t)
+static struct saved_params *saved_of(struct daemon *d)
 {
-	struct daemon *d = t->d;
-	struct saved_params *sp = d->saved;
-	struct saved_tuner *e;
+	return d->state && d->saved && d->saved->doc ? d->saved : NULL;
+}
 
-	if (!d->state || !sp || !sp->doc)
-		return 0;
-	e = find_entry(sp, t->id);
-	if (e && same_chip(&e->attach, &t->attach) &&
-	    same_tune(&e->params, &t->params))
+/* Keep p as the params of t; 1 when that changed the entry (e). */
+static int saved_set(struct saved_params *sp, const struct tuner *t,
+		     const struct tstub_params *p, struct saved_tuner **e)
+{
+	*e = find_entry(sp, t->id);
+	if (*e && same_chip(&(*e)->attach, &t->attach) &&
+	    same_tune(&(*e)->params, p))
 		return 0; /* nothing new to keep */
-	e = entry_of(sp, t);
-	if (!e) {
+	*e = entry_of(sp, t);
+	if (!*e) {
 		log_warn("tuner %u: params not saved: out of memory", t->id);
 		return 0;
 	}
-	e->attach = t->attach;
-	e->params = t->params;
+	(*e)->attach = t->attach;
+	(*e)->params = *p;
+	(*e)->in_write = sp->writes_begun + 1;
 	sp->dirty = 1;
-	if (t->changed_origin == TUNER_ORIGIN_API) {
-		state_doc_due(sp->doc); /* the caller holds the answer */
-		return 1;
-	}
+	return 1;
+}
+
+/* Written within TUNER_SAVE_DELAY_MS: what no answer waits for. */
+static void saved_due_later(struct daemon *d)
+{
+	struct saved_params *sp = d->saved;
+
 	if (!sp->timer)
 		sp->timer = loop_add_timer(d->loop, TUNER_SAVE_DELAY_MS,
 					   delayed_fire, d);
 	if (!sp->timer)
 		state_doc_due(sp->doc); /* no timer: write now, not never */
-	return 0;
+}
+
+void tuner_saved_intent(struct tuner *t, const struct tstub_params *p)
+{
+	struct saved_params *sp = saved_of(t->d);
+	struct saved_tuner *e;
+
+	if (sp && saved_set(sp, t, p, &e))
+		state_doc_due(sp->doc);
+}
+
+void tuner_saved_undo(struct tuner *t)
+{
+	struct saved_params *sp = saved_of(t->d);
+	const struct tstub_params *p = t->have_params  ? &t->params
+				       : t->have_saved ? &t->saved_params
+						       : NULL;
+	struct saved_tuner *e;
+
+	if (!sp || !find_entry(sp, t->id))
+		return;
+	if (!p) { /* nothing kept before the failed tune: keep nothing */
+		e = find_entry(sp, t->id);
+		*e = sp->v[--sp->n];
+		sp->dirty = 1;
+		saved_due_later(t->d);
+	} else if (saved_set(sp, t, p, &e)) {
+		saved_due_later(t->d);
+	}
+}
+
+int tuner_saved_tuned(struct tuner *t)
+{
+	struct saved_params *sp = saved_of(t->d);
+	struct saved_tuner *e;
+	int api = t->changed_origin == TUNER_ORIGIN_API;
+
+	if (!sp)
+		return 0;
+	if (saved_set(sp, t, &t->params, &e) && !api)
+		saved_due_later(t->d);
+	if (!e || !api || e->in_write <= sp->writes_ended)
+		return 0; /* on disk (or out of memory: answered all the same) */
+	if (e->in_write > sp->writes_begun) {
+		loop_del_timer(t->d->loop, sp->timer); /* now, not later */
+		sp->timer = 0;
+		state_doc_due(sp->doc);
+	}
+	t->held_write = e->in_write;
+	return 1;
 }

@@ -371,6 +371,38 @@ class ParamsAcrossBoxRestarts(ApiBoxTest):
         self.assertIsNone(self.api("GET", "/api/v1/tuners/2").json["params"])
 
 
+    def saved_params(self):
+        with open(os.path.join(self.dir, "state", "tuners.json")) as f:
+            return {t["id"]: t["params"]["frequency"]
+                    for t in json.load(f)["tuners"]}
+
+    def test_a_failed_tune_leaves_the_params_before_it(self):
+        # An API tune's params are written while the chip tunes, before
+        # its answer: when the tune fails, they go back to the last good
+        # ones.
+        r = self.api("POST", "/api/v1/tuners/1/tune", DVBT_474)
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(self.saved_params(), {1: 474000000})
+        self.assertOk(self.box.call({"op": "fault", "client": 1,
+                                     "nak_rate": 1.0}))
+        r = self.api("POST", "/api/v1/tuners/1/tune",
+                     dict(DVBT_474, frequency=490000000))
+        self.assertGreaterEqual(r.status, 500, r)
+        wait_for(lambda: self.saved_params() == {1: 474000000},
+                 what="the params before the failed tune saved")
+        self.assertOk(self.box.call({"op": "fault", "client": 1,
+                                     "nak_rate": 0.0}))
+        # a tune that never had a good one before it keeps nothing
+        self.assertOk(self.box.call({"op": "fault", "client": 2,
+                                     "nak_rate": 1.0}))
+        r = self.api("POST", "/api/v1/tuners/2/tune", DVBT_474)
+        self.assertGreaterEqual(r.status, 500, r)
+        wait_for(lambda: self.saved_params() == {1: 474000000},
+                 what="no params saved for tuner 2")
+        self.assertEqual(self.api("GET", "/api/v1/tuners/1").json["params"]
+                         ["frequency"], 474000000)
+
+
 class StateDirRefused(ApiBoxTest):
     def refused(self, *args, **kw):
         code, out = start_refused(self.box, *args, **kw)
