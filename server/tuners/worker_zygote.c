@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -68,6 +69,14 @@ struct zygote_preload {
 static struct zygote_preload preloads[ZYGOTE_PRELOAD_MAX];
 static int zygote_fd = -1;
 static pid_t zygote_pid;
+/* A zygote that dies (a crash, a stray kill) is forked again at the next
+ * spawn, at most once per ZYGOTE_RESPAWN_NS: the new one is forked from
+ * the grown daemon and so costs up to one daemon's worth of pages, but
+ * its workers share those, where each worker forked from the daemon
+ * would copy what it touches.  Never again after worker_zygote_stop(). */
+#define ZYGOTE_RESPAWN_NS (10 * 1000000000ull)
+static int zygote_wanted;
+static uint64_t zygote_respawned_ns;
 
 /* The worker must not hold the daemon's fds: a control channel kept open
  * by a worker would keep the stub from seeing the daemon go. */
@@ -271,7 +280,33 @@ int worker_zygote_start(void)
 	close(sv[1]);
 	zygote_fd = sv[0];
 	zygote_pid = pid;
+	zygote_wanted = 1;
 	return 0;
+}
+
+static uint64_t zygote_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Fork a zygote again if one was lost long enough ago. */
+static void zygote_respawn(void)
+{
+	uint64_t now = zygote_now_ns();
+	int err;
+
+	if (!zygote_wanted || now - zygote_respawned_ns < ZYGOTE_RESPAWN_NS)
+		return;
+	zygote_respawned_ns = now;
+	err = worker_zygote_start();
+	if (err)
+		log_warn("worker zygote: fork again failed (%s)",
+			 strerror(-err));
+	else
+		log_info("worker zygote %d: forked again", (int)zygote_pid);
 }
 
 static void zygote_end(const char *why)
@@ -287,12 +322,13 @@ static void zygote_end(const char *why)
 		;
 	if (why)
 		log_warn("worker zygote %d %s: workers are forked from the "
-			 "daemon from now on",
+			 "daemon until it is forked again",
 			 (int)zygote_pid, why);
 }
 
 void worker_zygote_stop(void)
 {
+	zygote_wanted = 0;
 	zygote_end(NULL);
 }
 
@@ -344,12 +380,17 @@ static int zygote_fill(struct zygote_req *r, const struct worker_args *a)
 pid_t worker_zygote_spawn(const struct worker_args *a)
 {
 	static struct zygote_req r; /* 8 KiB: not on the loop's stack */
-	struct pollfd pfd = {.fd = zygote_fd, .events = POLLIN};
+	struct pollfd pfd = {.events = POLLIN};
 	int32_t reply = 0;
 	int err;
 
-	if (zygote_fd < 0 || a->ops)
+	if (a->ops)
 		return -ECHILD;
+	if (zygote_fd < 0)
+		zygote_respawn();
+	if (zygote_fd < 0)
+		return -ECHILD;
+	pfd.fd = zygote_fd;
 	err = zygote_fill(&r, a);
 	if (err)
 		return err;

@@ -13,7 +13,10 @@
  * ties the worker to the daemon.
  *
  * Without a zygote (never started, or gone) workers are forked from the
- * daemon, as the unit tests do.
+ * daemon, as the unit tests do.  One that is gone is forked again at a
+ * later spawn (at most every 10 s), from the grown daemon: it then costs
+ * one daemon's worth of pages once, where each worker forked from the
+ * daemon would copy what it touches.
  */
 #ifndef TUNERD_WORKER_ZYGOTE_H
 #define TUNERD_WORKER_ZYGOTE_H

@@ -118,6 +118,51 @@ class StoppedWorker(ApiBoxTest):
         self.assertEqual(r.status, 200, r)
 
 
+class LostZygote(ApiBoxTest):
+    """A killed worker zygote is forked again: workers go on coming from
+    a zygote, not from the grown daemon."""
+    power_up_wait = True
+    worker_pid = StoppedWorker.worker_pid
+
+    def children(self):
+        pid = self.daemon.proc.pid
+        kids = set()
+        for task in os.listdir("/proc/%d/task" % pid):
+            with open("/proc/%d/task/%s/children" % (pid, task)) as f:
+                kids.update(int(k) for k in f.read().split())
+        return kids
+
+    def zygote(self):
+        workers = set(self.pids.values())
+        others = wait_for(lambda: self.children() - workers or None,
+                          what="a child that is not a worker")
+        self.assertEqual(len(others), 1, (others, workers))
+        return others.pop()
+
+    def restart_worker(self, tuner):
+        pid = self.pids[tuner]
+        events = EventsFromNow(self, "tuner=%d" % tuner)
+        os.kill(pid, signal.SIGKILL)
+        ready = events.wait("tuner.ready")
+        self.assertNotEqual(ready["pid"], pid, ready)
+        self.pids[tuner] = ready["pid"]
+
+    def test_killed_zygote_is_forked_again(self):
+        self.pids = {n: self.worker_pid(n) for n in (1, 2, 3, 4)}
+        first = self.zygote()
+        os.kill(first, signal.SIGKILL)
+        self.restart_worker(2)  # finds the zygote gone: forked here
+        self.assertIn("worker zygote %d is gone" % first,
+                      self.daemon.logtext())
+        self.restart_worker(3)  # forks a new zygote, which forks it
+        second = self.zygote()
+        self.assertNotEqual(second, first)
+        self.assertIn("worker zygote %d: forked again" % second,
+                      self.daemon.logtext())
+        self.assertEqual(self.api("POST", "/api/v1/tuners/3/tune",
+                                  dvbt(474000000)).status, 200)
+
+
 class InterruptedTuneEvents(ApiBoxTest):
     power_up_wait = True
     """Every tuner.tune_started is closed by a tuner.tune, with an error
