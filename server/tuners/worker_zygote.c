@@ -27,10 +27,10 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
+#include "loop.h"
 
 /* The worker's arguments without pointers. */
 struct zygote_req {
@@ -284,18 +284,11 @@ int worker_zygote_start(void)
 	return 0;
 }
 
-static uint64_t zygote_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* Fork a zygote again if one was lost long enough ago. */
+/* Fork a zygote again, unless the last try was under ZYGOTE_RESPAWN_NS
+ * ago. */
 static void zygote_respawn(void)
 {
-	uint64_t now = zygote_now_ns();
+	uint64_t now = loop_now_ns();
 	int err;
 
 	if (!zygote_wanted || now - zygote_respawned_ns < ZYGOTE_RESPAWN_NS)
