@@ -15,14 +15,24 @@
  * one tuner.  Figures only: nothing is asserted but that every request
  * succeeded.
  *
+ * --cpu N pins every process of the run (the bench with its box, the
+ * echo, tunerd and its workers) to CPU N.  Unpinned, the figures depend
+ * on where the scheduler happens to put the box and a worker: on one CPU
+ * each hop is a context switch, on two each is a cross-CPU wake-up of an
+ * idle CPU, which on a virtual machine costs tens of microseconds, while
+ * the echo pair tends to stay on one CPU.  Pinned, both sides pay the
+ * same for a hop and the ratio is the cost of the paths themselves.
+ *
  * Usage: bench_stub [--quick] [--requests N] [--tunerd PATH]
- *                   [--plugin-dir DIR]
+ *                   [--plugin-dir DIR] [--cpu N]
  */
+#define _GNU_SOURCE /* sched_setaffinity, CPU_SET */
 #include "bench_stub.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +67,7 @@ struct bench_opts {
 	const char *plugins;
 	unsigned long requests;
 	unsigned int rounds;
+	int cpu; /* -1: not pinned */
 };
 
 struct chip_result {
@@ -337,6 +348,7 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 	    {"requests", required_argument, NULL, 'n'},
 	    {"tunerd", required_argument, NULL, 't'},
 	    {"plugin-dir", required_argument, NULL, 'p'},
+	    {"cpu", required_argument, NULL, 'c'},
 	    {NULL, 0, NULL, 0},
 	};
 	char *end;
@@ -359,6 +371,11 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 		case 'p':
 			o->plugins = optarg;
 			break;
+		case 'c':
+			o->cpu = (int)strtol(optarg, &end, 10);
+			if (*end || o->cpu < 0 || o->cpu >= CPU_SETSIZE)
+				return -1;
+			break;
 		default:
 			return -1;
 		}
@@ -371,7 +388,8 @@ int main(int argc, char **argv)
 	struct bench_opts o = {.tunerd = BENCH_TUNERD_PATH,
 			       .plugins = BENCH_PLUGIN_DIR,
 			       .requests = BENCH_REQUESTS,
-			       .rounds = BENCH_WIDE_ROUNDS};
+			       .rounds = BENCH_WIDE_ROUNDS,
+			       .cpu = -1};
 	struct bench_pingpong pp;
 	char dir[128];
 	int err;
@@ -379,9 +397,21 @@ int main(int argc, char **argv)
 	if (parse_opts(argc, argv, &o)) {
 		fprintf(stderr,
 			"usage: %s [--quick] [--requests N] "
-			"[--tunerd PATH] [--plugin-dir DIR]\n",
+			"[--tunerd PATH] [--plugin-dir DIR] [--cpu N]\n",
 			argv[0]);
 		return 2;
+	}
+	if (o.cpu >= 0) {
+		cpu_set_t set;
+
+		/* Before any fork: every process of the run inherits it. */
+		CPU_ZERO(&set);
+		CPU_SET(o.cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set)) {
+			perror("bench_stub: --cpu");
+			return 2;
+		}
+		printf("every process pinned to CPU %d\n", o.cpu);
 	}
 	signal(SIGPIPE, SIG_IGN);
 	/* The echo process first: it must not inherit the box's sockets. */

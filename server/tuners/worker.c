@@ -83,6 +83,7 @@ static void worker_begin_late(struct worker *wk)
 		return;
 	wk->begin_armed = 0;
 	worker_settle_owed(wk, WORKER_OWED_NONE, NULL);
+	worker_flush_held(wk);
 	wmsg_send(wk->a->daemon_fd, &wk->begin);
 	wk->began = 1;
 }
@@ -481,6 +482,8 @@ int worker_main(const struct worker_args *args)
 	}
 	worker_restore(wk, &cached);
 	ret = worker_loop(wk);
+	worker_settle_owed(wk, WORKER_OWED_NONE, NULL);
+	worker_flush_held(wk);
 	a->ops->release(wk->priv);
 out:
 	worker_late_timer_fini(wk);

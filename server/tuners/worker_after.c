@@ -6,11 +6,12 @@
  * A tune from the stub is answered first; its status read and report
  * then wait until the stub has been quiet for WORKER_OWED_QUIET_NS.  A
  * kernel that sends its next request sooner is never queued behind them:
- * that request runs and is answered, then the tune's report goes, with
- * that request's status when it was the kernel's status read, else
+ * that request runs and is answered, then the tune's report is made,
+ * with that request's status when it was the kernel's status read, else
  * without one (its event says null, as documented for "none was read").
  * A tune alone reads its status as before, a fraction of a millisecond
- * later.
+ * later.  The reports of the stub's commands are held and sent together
+ * once the stub is quiet (worker_priv.h, WORKER_HELD_MAX).
  */
 #include <errno.h>
 #include <string.h>
@@ -19,8 +20,6 @@
 #include "log.h"
 #include "loop.h"
 #include "worker_priv.h"
-
-#define WORKER_OWED_QUIET_NS 200000ull
 
 /* Combine what the chip and the bridge's demodulator see: lock bits from
  * both, strength and CNR preferably from the demodulator (it measures the
@@ -90,22 +89,46 @@ int worker_read_status(struct worker *wk, struct tstub_status *st, int ask_chip)
 	return 0;
 }
 
+static void worker_send(struct worker *wk, union wmsg *m)
+{
+	int err = wmsg_send(wk->a->daemon_fd, m);
+
+	if (err)
+		log_debug("tuner %u: report to the daemon: %s", wk->a->client,
+			  strerror(-err));
+}
+
+void worker_flush_held(struct worker *wk)
+{
+	unsigned int n = wk->nheld;
+
+	wk->nheld = 0;
+	wk->held_until_ns = 0;
+	/* No logging here: a signal handler may flush.  A daemon that is
+	 * gone ends the worker at its EOF. */
+	for (unsigned int i = 0; i < n; i++)
+		(void)wmsg_send(wk->a->daemon_fd, &wk->held[i]);
+}
+
 void worker_report(struct worker *wk, union wmsg *m)
 {
-	int err;
-
 	/* The I2C transfers made since the last report (a probe's, a lock
 	 * watch's reads) ride on the next one: no message of their own. */
 	if (m->h.type == WMSG_DONE)
 		m->done.i2c_transfers = wk->ctx.i2c_transfers;
 	else if (m->h.type == WMSG_LOCK)
 		m->lock.i2c_transfers = wk->ctx.i2c_transfers;
-	err = wmsg_send(wk->a->daemon_fd, m);
-	if (!err)
+	if (m->h.type == WMSG_DONE || m->h.type == WMSG_LOCK)
 		wk->ctx.i2c_transfers = 0;
-	if (err)
-		log_debug("tuner %u: report to the daemon: %s", wk->a->client,
-			  strerror(-err));
+	if (m->h.type == WMSG_DONE && m->done.origin == TUNER_ORIGIN_KERNEL) {
+		wk->held[wk->nheld++] = *m;
+		wk->held_until_ns = loop_now_ns() + WORKER_OWED_QUIET_NS;
+		if (wk->nheld == WORKER_HELD_MAX)
+			worker_flush_held(wk);
+		return;
+	}
+	worker_flush_held(wk);
+	worker_send(wk, m);
 }
 
 /* Start the lock watch after a tune someone waits on that found no lock;
@@ -227,6 +250,9 @@ uint64_t worker_next_due_ns(const struct worker *wk)
 {
 	uint64_t due = wk->owed_at_ns;
 
+	if (wk->nheld && (!due || wk->held_until_ns < due))
+		due = wk->held_until_ns;
+
 	if (wk->watch.until_ns && (!due || wk->watch.next_ns < due))
 		due = wk->watch.next_ns;
 	return due;
@@ -234,7 +260,15 @@ uint64_t worker_next_due_ns(const struct worker *wk)
 
 void worker_run_due(struct worker *wk)
 {
-	if (wk->owed_at_ns && loop_now_ns() >= wk->owed_at_ns)
+	uint64_t now = loop_now_ns();
+
+	/* An owed report that is due found the stub quiet: the held go
+	 * with it. */
+	if (wk->owed_at_ns && now >= wk->owed_at_ns) {
 		worker_settle_owed(wk, WORKER_OWED_READ, NULL);
+		worker_flush_held(wk);
+	} else if (wk->nheld && now >= wk->held_until_ns) {
+		worker_flush_held(wk);
+	}
 	worker_watch_step(wk);
 }

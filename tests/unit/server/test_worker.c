@@ -6,7 +6,9 @@
  * API tune that tells the stub PARAMS_CHANGED, and every command reported
  * to the daemon's end of the socketpair: the stub's short commands with
  * one report each (no BEGIN), a stub's tune reported after the kernel's
- * next request with that request's status read as its own.
+ * next request with that request's status read as its own, and a burst
+ * of the stub's requests, more than the worker holds reports for, every
+ * one reported in order before the daemon's next command.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -19,9 +21,12 @@
 #include "fake_stub.h"
 #include "loop.h"
 #include "worker.h"
+#include "worker_priv.h"
 #include "worker_proto.h"
 
 #define CLIENT 7
+/* Pipelined stub requests: past the reports the worker holds. */
+#define BURST (WORKER_HELD_MAX + 8)
 
 /* ---- the plugin under the worker: a chip with ID 0x63 at 0x60 ---- */
 
@@ -145,6 +150,21 @@ static void *box_stub_tune(struct box *b)
 	return NULL;
 }
 
+/* INIT and SLEEP in turn, all sent before the first answer. */
+static void box_burst(struct box *b)
+{
+	union tstub_buf m;
+
+	for (int i = 0; i < BURST; i++)
+		fake_send(b->fd, i % 2 ? TSTUB_TUNER_SLEEP : TSTUB_TUNER_INIT,
+			  0, 600 + (uint64_t)i, 0, CLIENT, NULL, 0);
+	for (int i = 0; i < BURST; i++)
+		if (box_expect(b, &m,
+			       i % 2 ? TSTUB_TUNER_SLEEP : TSTUB_TUNER_INIT) ||
+		    m.hdr.unique != 600 + (uint64_t)i || m.hdr.error)
+			return;
+}
+
 static void *box_run(void *arg)
 {
 	struct box *b = arg;
@@ -194,7 +214,9 @@ static void *box_run(void *arg)
 	if (box_expect(b, &m, TSTUB_DEMOD_STATUS))
 		return NULL;
 	fake_reply(b->fd, &m.hdr, -EOPNOTSUPP, NULL, 0);
-	return box_stub_tune(b);
+	box_stub_tune(b);
+	box_burst(b);
+	return NULL;
 }
 
 /* ---- the daemon's end ---- */
@@ -239,6 +261,28 @@ static void next_done(int fd, union wmsg *m, int *begins)
 	CHECK(next_result(fd, m, begins) > 0);
 	CHECK_EQ_INT(m->h.type, WMSG_DONE);
 	CHECK_EQ_INT(*begins - before, (int)m->done.began);
+}
+
+/* The burst's reports, held and sent in batches, arrive whole and in
+ * order; the daemon's next command is reported after them. */
+static void check_burst(int fd, int *begins)
+{
+	union wmsg m = {0};
+
+	for (int i = 0; i < BURST; i++) {
+		next_done(fd, &m, begins);
+		CHECK_EQ_INT(m.done.origin, TUNER_ORIGIN_KERNEL);
+		CHECK_EQ_INT(m.done.op, i % 2 ? TUNER_OP_SLEEP : TUNER_OP_INIT);
+		CHECK_EQ_INT(m.done.error, 0);
+	}
+	m = (union wmsg){.cmd = {.h.type = WMSG_CMD,
+				 .op = TUNER_OP_INIT,
+				 .req_id = 43,
+				 .deadline_ns = loop_now_ns() + 2000000000ull}};
+	CHECK_EQ_INT(wmsg_send(fd, &m), 0);
+	next_done(fd, &m, begins);
+	CHECK_EQ_INT(m.done.origin, TUNER_ORIGIN_API);
+	CHECK_EQ_INT(m.done.req_id, 43);
 }
 
 static void check_reports(int fd, struct box *b)
@@ -306,6 +350,7 @@ static void check_reports(int fd, struct box *b)
 	 * stub's three short ones have one report each, bar a stall past
 	 * 1 ms on a loaded machine. */
 	CHECK(begins >= 3 && begins <= 4);
+	check_burst(fd, &begins);
 	(void)b;
 }
 
@@ -347,7 +392,7 @@ int main(void)
 	check_reports(sv[0], &b);
 	pthread_join(box_th, NULL);
 
-	CHECK_EQ_INT(b.step, 13);
+	CHECK_EQ_INT(b.step, 13 + BURST);
 	CHECK_EQ_INT(b.status_after, 1);
 	/* Merged: lock bits and levels from the demodulator, PLL from the
 	 * chip, frequency from the params. */
