@@ -171,23 +171,27 @@ static json_t *event_object(uint64_t seq, int64_t now, const char *box,
 	return obj;
 }
 
-/* Serialise once, with the API's number format. */
+/* Serialise once, with the API's number format, straight into the event:
+ * json_dumpb() into a stack buffer first (most events fit), so the text
+ * costs no allocation of its own and no strlen(). */
+#define EVENT_DUMP_STACK 2048
+
 static struct event *event_build(struct eventbus *eb, const char *type,
 				 long tuner, json_t *fields)
 {
 	int64_t now = eventbus_now_ms();
 	struct event *ev = NULL;
-	json_t *obj;
+	char stack[EVENT_DUMP_STACK];
 	char *text;
-	size_t len;
+	json_t *obj;
+	size_t len = 0;
 
 	obj = event_object(eb->next_seq, now, eb->box, type, tuner, fields);
-	text = obj ? json_dumps(obj, API_JSON_DUMP_FLAGS) : NULL;
-	json_decref(obj);
-	if (!text)
-		return NULL;
-	len = strlen(text);
-	ev = malloc(sizeof(*ev) + len + 1);
+	if (obj)
+		len =
+		    json_dumpb(obj, stack, sizeof(stack), API_JSON_DUMP_FLAGS);
+	if (len)
+		ev = malloc(sizeof(*ev) + len + 1);
 	if (ev) {
 		*ev = (struct event){.seq = eb->next_seq,
 				     .time_ms = now,
@@ -195,10 +199,15 @@ static struct event *event_build(struct eventbus *eb, const char *type,
 				     .json_len = len,
 				     .refs = 1};
 		snprintf(ev->type, sizeof(ev->type), "%s", type);
-		memcpy(ev + 1, text, len + 1);
-		ev->json = (const char *)(ev + 1);
+		text = (char *)(ev + 1);
+		if (len <= sizeof(stack))
+			memcpy(text, stack, len);
+		else
+			json_dumpb(obj, text, len, API_JSON_DUMP_FLAGS);
+		text[len] = '\0';
+		ev->json = text;
 	}
-	free(text);
+	json_decref(obj);
 	return ev;
 }
 

@@ -83,6 +83,31 @@ static void keep_first(const struct event *ev, void *arg)
 		kept = event_get(ev);
 }
 
+/* An event longer than the serialiser's stack buffer: whole, and its
+ * length right. */
+static void test_json_large(void)
+{
+	struct eventbus *eb = eventbus_new(2);
+	char big[6000];
+	json_t *o;
+
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	eventbus_publish(eb, "scan.done", 2, json_pack("{s:s}", "note", big));
+	kept = NULL;
+	eventbus_read(eb, 0, 1, keep_first, NULL, NULL);
+	CHECK(kept != NULL);
+	CHECK_EQ_INT(kept->json_len, strlen(kept->json));
+	CHECK(kept->json_len > sizeof(big));
+	o = json_loads(kept->json, 0, NULL);
+	CHECK(o &&
+	      strcmp(json_string_value(json_object_get(o, "note")), big) == 0);
+	json_decref(o);
+	event_put(kept);
+	kept = NULL;
+	eventbus_free(eb);
+}
+
 static void test_json(void)
 {
 	struct eventbus *eb = eventbus_new(2);
@@ -150,6 +175,7 @@ static void test_json(void)
 	event_put(kept);
 	kept = NULL;
 	eventbus_free(eb);
+	test_json_large();
 }
 
 struct sub_state {
