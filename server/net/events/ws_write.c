@@ -214,8 +214,11 @@ static void ws_turn_write(struct ws_writer *w, struct ws_conn *c)
 
 	if (c->out_len || c->closing || !c->sub)
 		return; /* waiting for room, or done with its stream */
+	/* Framed at once (ws_send_cb() takes every frame): wslay sends a
+	 * queued control frame ahead of queued data messages, so the close
+	 * below must find them framed already. */
 	n = ws_queue_batch(c, &ended);
-	if (n < 0) {
+	if (n < 0 || wslay_event_send(c->ws) != 0) {
 		ws_release(c);
 		return;
 	}
@@ -225,9 +228,9 @@ static void ws_turn_write(struct ws_writer *w, struct ws_conn *c)
 		if ((uint64_t)n > w->stats.max_batch)
 			w->stats.max_batch = (uint64_t)n;
 	}
-	/* The close frame leaves with the closed message, in the same
-	 * write; a stream closed with its queue dropped lost nothing
-	 * more to say. */
+	/* The close frame follows the closed message, in the same write;
+	 * a stream closed with its queue dropped has nothing more to
+	 * say. */
 	if (ended || (!event_sub_peek(c->sub) && event_sub_is_closed(c->sub)))
 		ws_close_stream(c);
 	if (ws_flush(c) == 0 && !c->out_len && !c->closing &&
