@@ -398,11 +398,17 @@ static int ws_start(struct ws_conn *c, const char *extra, size_t len)
 		c->ws = NULL;
 		return -1;
 	}
+	c->refs++; /* the server's, until ws_release() */
 	c->last_rx_ms = loop_now_ms();
 	log_debug("ws: event stream %d open (%s)", c->fd, role_name(c->role));
-	if (!c->sub)
+	if (!c->sub) {
 		ws_close_with(c, WSLAY_CODE_GOING_AWAY, "unavailable");
-	ws_wake(c); /* the catch-up, or the close */
+		ws_flush(c);
+		return 0;
+	}
+	ws_wake(c); /* the catch-up, if any */
+	if (c->extra_len)
+		ws_read(c); /* those bytes will not make the socket readable */
 	return 0;
 }
 
@@ -417,13 +423,11 @@ void ws_upgraded(void *cls, struct MHD_Connection *mc, void *req_cls,
 	(void)req_cls;
 	c->fd = sock;
 	c->urh = urh;
-	if (c->srv && ws_start(c, extra_in, extra_in_size) == 0) {
-		c->refs++; /* the server's, until ws_release() */
-		if (c->extra_len)
-			ws_read(c); /* those bytes will not make it readable */
+	if (c->srv && ws_start(c, extra_in, extra_in_size) == 0)
 		return;
-	}
 	log_warn("ws: could not serve event stream %d", sock);
+	event_sub_free(c->sub);
+	c->sub = NULL;
 	MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
 	if (c->srv && c->srv->kick)
 		c->srv->kick(c->srv->kick_arg);
