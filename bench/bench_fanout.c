@@ -8,15 +8,15 @@
  * loop, and differ only in what tunerd adds:
  *  - tunerd: the daemon's network API in process (api_start(): the HTTP
  *    front on a real listening port with its accept, peek, connection
- *    classes and hand-over to the WebSocket server), fed by
+ *    classes, MHD's upgrade and the WebSocket server), fed by
  *    eventbus_publish() on the daemon's bus through the event stream hub
  *    (filters, queues); the subscribers connect to the front's port as
  *    any client does;
- *  - baseline: a bare libwebsockets server on the same libuv loop (also a
- *    foreign loop) with a listening socket of its own, fed by
- *    eventbus_publish() on a second bus of the same box name, which
- *    writes each event's serialised text (the very bytes the hub sends)
- *    to every connection.
+ *  - baseline: a bare WebSocket server of the same libraries on the same
+ *    loop (libmicrohttpd's upgrade, wslay's framing) with a listening
+ *    socket of its own, fed by eventbus_publish() on a second bus of the
+ *    same box name, which writes each event's serialised text (the very
+ *    bytes the hub sends) to every connection at once.
  * The subscribers are N libwebsockets clients per side, each side's in a
  * child process of its own (bench_fanout_clients.c).  Rounds alternate,
  * one event at a time: a child says when all its N got it, the parent
@@ -113,7 +113,7 @@ static int listen_any(int *port)
 	return fd;
 }
 
-/* The baseline adopts its sockets the way lws does it. */
+/* The baseline's libmicrohttpd takes its accepted sockets. */
 static void on_base_accept(struct loop *l, int lfd, unsigned int ev, void *arg)
 {
 	int fd;
@@ -428,7 +428,7 @@ static void report_load(void)
 }
 
 /* A child, forked once the servers listen (it uses neither their loop nor
- * their lws contexts, and leaves by _exit()). */
+ * the lws contexts of its clients, and leaves by _exit()). */
 static int spawn(int who)
 {
 	int sv[2];

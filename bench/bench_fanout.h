@@ -43,7 +43,8 @@ struct eventbus;
 struct loop;
 
 /* The baseline server on l (bench_fanout_base.c): 0 or -1; adopt an
- * accepted socket (0, or -1 when lws refused it); the bus it sends. */
+ * accepted socket (0, or -1 when libmicrohttpd refused it); the bus it
+ * sends. */
 int fanout_base_start(struct loop *l);
 void fanout_base_stop(struct loop *l);
 int fanout_base_adopt(int fd);

@@ -22,12 +22,11 @@ set(CPACK_DEBIAN_PACKAGE_SECTION net)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://example.org/tunerd")
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-# libwebsockets runs on the daemon's libuv loop through a plugin of its
-# own that no program links, so dpkg-shlibdeps cannot see it.  The tunerd
-# Python package and tunerd-mythtv-recorder (clients/) run on Debian's
-# python3 with requests and websocket-client.
+# The tunerd Python package and tunerd-mythtv-recorder (clients/) run on
+# Debian's python3 with requests and websocket-client; the libraries the
+# programs link (wslay, libcrypto among them) come from dpkg-shlibdeps.
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
-    "libwebsockets-evlib-uv, systemd | systemd-standalone-sysusers, python3:any, python3-requests, python3-websocket")
+    "systemd | systemd-standalone-sysusers, python3:any, python3-requests, python3-websocket")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "dkms, ffmpeg")
 set(CPACK_STRIP_FILES ON)
 # Files under /etc are the administrator's once installed.

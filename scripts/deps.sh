@@ -3,19 +3,20 @@
 # that are missing.  Usage: scripts/deps.sh [build|test|kernel|fuzz|demo|fleet]...
 set -euo pipefail
 
-# libwebsockets-evlib-uv: lws runs on the daemon's libuv loop (a foreign
-# loop), and lws loads that support as a plugin from this package.
+# libwslay-dev: the daemon's WebSocket framing (server/net/events);
+# libwebsockets-dev: the WebSocket clients of the soak and bench_fanout.
 # libdvbpsi-dev: the simulated box's PSI/SI tables and the streams'
 # rewritten PAT.  libdvbv5-dev (which needs libudev-dev for its pkg-config
 # file): the streams' PAT/PMT parsing, the scan's PAT/SDT/NIT parsing and
 # the dvbv5 channel files.  libsqlite3-dev: the tuners' history
 # (server/history) in the state directory.
 build_pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev libhdhomerun-dev
-	libwebsockets-dev libwebsockets-evlib-uv libuv1-dev libcurl4-openssl-dev
+	libwslay-dev libwebsockets-dev libuv1-dev libcurl4-openssl-dev
 	libdvbv5-dev libudev-dev libdvbpsi-dev libavahi-client-dev
 	libsqlite3-dev)
 # libmosquitto-dev: the MQTT bridge (server/net/mqtt); libssl-dev: its
-# SSL_pending() check of the TLS connection's buffered bytes.
+# SSL_pending() check of the TLS connection's buffered bytes, and
+# libcrypto's SHA-1 and base64 for the WebSocket handshake.
 build_pkgs+=(libmosquitto-dev libssl-dev)
 # libsystemd-dev: sd_notify (Type=notify: READY, STATUS, the watchdog).
 build_pkgs+=(libsystemd-dev)

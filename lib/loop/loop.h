@@ -5,8 +5,9 @@
  * number, a timer is an id that may be stale) and adds precise timers.
  *
  * libuv owns the loop; this layer only maps fds and ids to libuv handles.
- * Libraries that speak libuv (libwebsockets as a foreign loop) get the
- * uv_loop_t from loop_uv() and add their own handles beside ours.
+ * Code that speaks libuv (the WebSocket writer's prepare and idle
+ * handles) gets the uv_loop_t from loop_uv() and adds its own handles
+ * beside ours.
  *
  * Single-threaded: every function belongs to the thread running the loop,
  * and every callback runs in it.

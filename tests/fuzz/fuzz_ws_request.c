@@ -2,9 +2,10 @@
 /*
  * libFuzzer target: the requests a WebSocket client sends as text frames
  * (ws_request_handle() in server/net/events/ws_request.c), on a client
- * made as ws.c makes one after its handshake, minus the socket: its
+ * made as ws_handshake.c and ws.c make one, minus the socket: its
  * command-service client and its subscription to the daemon's event bus,
- * where the replies are queued as they would be for lws to send.
+ * where the replies are queued as they would be for the writer
+ * (ws_write.c) to hand to wslay.
  *
  * The daemon behind it is real but has no stub and no workers: tuner 1
  * is offline (a refusal straight from the tuner), tuner 2 is starting (a
@@ -19,7 +20,8 @@
  * part of a JSON text), each cut at WS_MSG_MAX as ws.c refuses bigger.
  * An input that starts with '?' holds the handshake's query values
  * instead, types, tuner and since separated by NUL bytes, parsed as
- * ws_handshake() (and the Server-Sent Events) parse them.
+ * ws_handshake() (and the Server-Sent Events) parse the values
+ * libmicrohttpd took from the query string (whole, unescaped).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -41,8 +43,9 @@
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* A query value's buffer, as WS_ARG_MAX in ws_request.c. */
-#define FZ_ARG_MAX 1024
+/* A query value: what libmicrohttpd's 32 KiB of connection memory
+ * could hold, about. */
+#define FZ_ARG_MAX (16 * 1024)
 
 static struct daemon fz_daemon;
 static struct command_service *fz_commands;
@@ -149,7 +152,7 @@ static unsigned int fz_drain(struct event_sub *sub)
  * or tuner that was asked for passes its own filter. */
 static void fz_query(const char *p, size_t size)
 {
-	char buf[3][FZ_ARG_MAX];
+	static char buf[3][FZ_ARG_MAX];
 	const char *arg[3] = {NULL, NULL, NULL};
 	struct event_filter f;
 	struct api_error e = {0};
@@ -159,7 +162,6 @@ static void fz_query(const char *p, size_t size)
 		const char *nul = memchr(p, '\0', size);
 		size_t n = (size_t)((nul ? nul : p + size) - p);
 
-		/* lws_get_urlarg_by_name() cuts at the buffer's size */
 		snprintf(buf[i], sizeof(buf[i]), "%.*s", (int)n, p);
 		arg[i] = buf[i];
 		n = nul ? n + 1 : n;

@@ -1,12 +1,16 @@
 # SPDX-License-Identifier: MIT
 """The event stream over WebSocket: kernel-side and API tunes, lock
 changes, filters, catching up with since, requests and their replies."""
+import base64
 import json
+import os
+import socket
 import unittest
 
 from events_util import (websocket, ws_collect, ws_connect, ws_next,
                          ws_request)
-from harness import ApiBoxTest
+from harness import ApiBoxTest, read_to_close
+from test_front_routing import Reader, upgrade_head
 
 DVBT_A = {"delivery_system": "DVBT", "frequency": 474000000,
           "bandwidth": 8000000}
@@ -311,6 +315,56 @@ class WsStatusOnlyWhileSubscribed(ApiBoxTest):
         r = self.api("GET", "/api/v1/tuners/1/status")
         self.assertEqual(r.status, 200, r)
         self.assertGreater(self.i2c_transfers(), before)
+
+
+class WsHostileClient(ApiBoxTest):
+    """RFC 6455 5.1: a client must mask every frame it sends; a server
+    that gets an unmasked one closes the connection with 1002 (protocol
+    error).  The client here is a raw socket: it builds its frames by
+    hand, as a broken or hostile peer would."""
+
+    def raw_stream(self):
+        sock = socket.create_connection(("127.0.0.1", self.port), timeout=10)
+        self.addCleanup(sock.close)
+        sock.sendall(upgrade_head(base64.b64encode(os.urandom(16))))
+        reader = Reader(sock)
+        status, headers = reader.head()
+        self.assertEqual(status, 101, headers)
+        return sock, reader
+
+    def test_unmasked_frame_gets_close_1002(self):
+        sock, reader = self.raw_stream()
+        req = json.dumps({"id": "unmasked", "op": "status",
+                          "tuner": 1}).encode()
+        # FIN + text, payload length without the mask bit, no masking key
+        sock.sendall(bytes([0x81, len(req)]) + req)
+        # The stream's filter (types=none.none) passes no event: the next
+        # frame is the server's close, and the request is not served.
+        op, payload = reader.frame()
+        self.assertEqual(op, websocket.ABNF.OPCODE_CLOSE, payload)
+        self.assertEqual(int.from_bytes(payload[:2], "big"), 1002, payload)
+        # then the server closes the connection
+        self.assertEqual(reader.buf + read_to_close(sock), b"")
+        # the daemon goes on, and a client that masks is served
+        ws = ws_connect(self.port, "types=none.none")
+        self.addCleanup(ws.close)
+        reply = ws_request(ws, {"id": "masked", "op": "status", "tuner": 1})
+        self.assertTrue(reply["ok"], reply)
+        self.assertEqual(self.api("GET", "/api/v1/box").status, 200)
+
+    def test_masked_raw_frame_is_served(self):
+        """The same request masked, on the same raw client: answered."""
+        sock, reader = self.raw_stream()
+        req = json.dumps({"id": "masked", "op": "status",
+                          "tuner": 1}).encode()
+        key = os.urandom(4)
+        body = bytes(b ^ key[i % 4] for i, b in enumerate(req))
+        sock.sendall(bytes([0x81, 0x80 | len(req)]) + key + body)
+        op, payload = reader.frame()
+        self.assertEqual(op, websocket.ABNF.OPCODE_TEXT, payload)
+        msg = json.loads(payload)
+        self.assertEqual((msg["type"], msg["id"]), ("reply", "masked"), msg)
+        self.assertTrue(msg["ok"], msg)
 
 
 if __name__ == "__main__":

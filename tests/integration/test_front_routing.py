@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: MIT
-"""Which server takes a WebSocket upgrade does not depend on where it
-sits on its connection: a plain GET pipelined with an upgrade, an
-upgrade on a kept-alive connection after a plain request, and an
-upgrade whose head comes slowly each get the GET answered, then 101 and
-a working event stream (a request over it is answered)."""
+"""A WebSocket upgrade is served the same wherever it sits on its
+connection (libmicrohttpd reads them all): a plain GET pipelined with
+an upgrade, an upgrade on a kept-alive connection after a plain
+request, and an upgrade whose head comes slowly each get the GET
+answered, then 101 and a working event stream (a request over it is
+answered)."""
 import base64
 import hashlib
 import json
@@ -79,7 +80,7 @@ class UpgradeRouting(ApiBoxTest):
         return s, Reader(s)
 
     def assertStreamWorks(self, sock, reader, key):
-        """101 with lws's accept key, then a request over the stream is
+        """101 with the RFC 6455 accept key, then a request over the stream is
         answered on it."""
         status, headers = reader.head()
         self.assertEqual(status, 101, headers)

@@ -110,7 +110,7 @@ class Package(unittest.TestCase):
     def test_dependencies_from_shlibdeps(self):
         depends = run(["dpkg-deb", "-f", self.deb, "Depends"]).stdout
         for lib in ("libc6", "libjansson4", "libmicrohttpd", "libuv1",
-                    "libwebsockets", "libsystemd0", "libcurl",
+                    "libwslay1", "libssl3", "libsystemd0", "libcurl",
                     "libavahi-client3", "libmosquitto1", "libhdhomerun4",
                     "python3-requests"):
             self.assertIn(lib, depends)

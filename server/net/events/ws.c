@@ -1,44 +1,43 @@
 // SPDX-License-Identifier: MIT
 /*
- * The event stream over WebSocket (ws.h) on libwebsockets 4.1.
+ * The event stream over WebSocket (ws.h): wslay on a socket that
+ * libmicrohttpd upgraded.
  *
- * libwebsockets runs on the daemon's libuv loop as a foreign loop
- * (LWS_SERVER_OPTION_LIBUV with info.foreign_loops): it keeps one
- * uv_poll_t per socket it serves with its real interests, a uv_timer_t
- * for its timeouts (handshake, ping, idle, close) and a uv_idle_t for
- * the data it has read but not handed over yet.  So this file only asks:
- * lws_callback_on_writable() when a stream has something to send, and
- * lws says WRITEABLE when the socket takes it.
+ * libmicrohttpd parses the request and sends the 101 (ws_handshake.c
+ * says yes or no first); its upgrade handler, ws_upgraded(), hands over
+ * the socket and whatever it read past the head.  From there wslay's
+ * event API does the protocol: it reads frames through ws_recv_cb(),
+ * checks them (a client frame without a mask, reserved bits, a bad
+ * opcode or bad UTF-8 in a text message: it queues the close with its
+ * status, 1002 or 1007, and stops reading), answers pings and the
+ * client's close, and frames what is queued into ws_send_cb()
+ * (ws_write.c), which collects the frames for one write.  This file owns
+ * the connection's life: the socket on the loop, the messages read, the
+ * keepalive and the closes.
  *
- * The front accepted the socket and only peeked at the request head;
- * lws adopts it in HTTP mode and parses the upgrade itself.  An upgrade
- * that libmicrohttpd read (a later request on the connection) comes with
- * its head, which lws takes as its first read: lws 4.1's adoption with a
- * read buffer has no opaque pointer and services that head at once, so
- * the connection being adopted is claimed by the first callback of a
- * wsi that has none (srv->adopting).
+ * wslay runs without buffering messages: the payload of a data message
+ * is collected here, up to WS_MSG_MAX, so a bigger one costs nothing
+ * more than its reading and gets its error reply (events.md), while
+ * wslay still checks its frames and its UTF-8.
  *
- * Debian builds lws with LWS_WITH_EVLIB_PLUGINS: the libuv glue is a
- * plugin (package libwebsockets-evlib-uv) that lws 4.1 looks for in its
- * own LWS_INSTALL_LIBDIR only; there is no run-time search path to set.
- * A missing plugin is reported by name rather than as a failed context.
- *
- * Stopping (ws_server_free()): lws closes its libuv handles through the
- * loop, so the first lws_context_destroy() only starts; the loop then
- * runs until no handle is closing any more, and a second
- * lws_context_destroy() frees what is left (4.1's sequence for foreign
- * loops: lws never stops or frees a loop it does not own).
+ * A connection ends by going back to libmicrohttpd
+ * (MHD_UPGRADE_ACTION_CLOSE): MHD closes the socket on its next run (the
+ * front is kicked for it) and reports it closed to the front, which
+ * counts it out of the stream class.  The connection's memory is
+ * reference-counted: the REST request that queued the 101 holds it until
+ * MHD is done with the request (ws_conn_put()), the server while it
+ * serves the stream.
  */
 #include "ws.h"
 
 #include <errno.h>
-#include <libwebsockets.h>
+#include <microhttpd.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <unistd.h>
+#include <wslay/wslay.h>
 
 #include "daemon.h"
 #include "json_api.h"
@@ -49,28 +48,27 @@
 /* Ping after this much silence, hang up after this much (api.md). */
 #define WS_PING_S 30
 #define WS_IDLE_S 60
+/* How often the keepalive looks at the connections. */
+#define WS_SWEEP_MS 1000
 /* Kernel buffering per stream: bounds memory and lets a stalled client
  * show as a slow consumer within seconds. */
 #define WS_SNDBUF (128 * 1024)
-/* The front's peek bound: a head it passed fits here too. */
-#define WS_HEADERS_MAX 8192
-/* One read takes a whole message of WS_MSG_MAX. */
-#define WS_SERV_BUF (32 * 1024)
-/* Loop turns ws_server_free() allows lws to close its handles: it needs
- * two (the connections, then its own timer and idle handles). */
-#define WS_FREE_TURNS_MAX 64
-#define WS_EVLIB_UV       "libwebsockets-evlib_uv.so"
+/* Control frames (pongs, the close) wslay may hold for a client that
+ * sends pings and does not read: more is a flood, and the end. */
+#define WS_CTRL_QUEUED_MAX 64
+/* What is read and dropped before the socket goes back to MHD: unread
+ * bytes would make its close() a reset, which may cost the client the
+ * close frame still on its way. */
+#define WS_DRAIN_MAX (64 * 1024)
 
 struct ws_server {
 	struct daemon *d;
 	struct loop *loop;
-	struct lws_context *ctx; /* NULL once lws freed it (info.pcontext) */
-	struct lws_vhost *vh;
-	struct ws_conn *conns;
+	struct ws_conn *conns; /* served, and prepared by a handshake */
 	unsigned int nconns;
-	ws_closed_fn closed;
-	void *closed_arg;
-	struct ws_conn *adopting; /* inside an adoption with a head */
+	ws_kick_fn kick;
+	void *kick_arg;
+	uint64_t keepalive;
 	struct log_budget refusals;
 	struct ws_writer writer; /* ws_write.c */
 };
@@ -80,115 +78,27 @@ struct ws_writer *ws_writer_of(struct ws_server *srv)
 	return &srv->writer;
 }
 
+struct loop *ws_loop_of(struct ws_server *srv)
+{
+	return srv->loop;
+}
+
+struct daemon *ws_daemon_of(struct ws_server *srv)
+{
+	return srv->d;
+}
+
+struct log_budget *ws_refusal_budget(struct ws_server *srv)
+{
+	return &srv->refusals;
+}
+
 void ws_server_stats(const struct ws_server *srv, struct ws_stats *out)
 {
 	*out = srv->writer.stats;
 }
 
-/* ---- closing ---- */
-
-static long ws_close_fire(struct loop *l, uint64_t id, void *arg)
-{
-	struct ws_conn *c = arg;
-
-	(void)l;
-	(void)id;
-	c->close_timer = 0;
-	/* Not inside this wsi's service now, as KILL_SYNC wants: lws sends
-	 * the close frame with the reason set, then waits for the ack. */
-	lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_SYNC);
-	return LOOP_TIMER_DONE;
-}
-
-/*
- * Close with a code and reason, politely: lws sends a close frame, then
- * waits for the client's.  The close starts right after the current
- * callback rather than by a nonzero return from it: lws 4.1 built with
- * _DEBUG (as Debian's is) closes a wsi whose callback returned nonzero a
- * second time when it runs on libuv, and that second close kills the
- * connection before its close frame goes out.
- */
-static int ws_close_with(struct ws_conn *c, enum lws_close_status code,
-			 const char *text)
-{
-	if (c->closing)
-		return 0;
-	c->closing = 1;
-	lws_close_reason(c->wsi, code, (unsigned char *)text, strlen(text));
-	c->close_timer = loop_add_timer(c->srv->loop, 0, ws_close_fire, c);
-	return c->close_timer ? 0 : -1;
-}
-
-int ws_close_stream(struct ws_conn *c)
-{
-	const char *why = event_sub_close_reason(c->sub);
-
-	if (why && !strcmp(why, "slow_consumer"))
-		return ws_close_with(c, LWS_CLOSE_STATUS_POLICY_VIOLATION,
-				     "slow consumer");
-	return ws_close_with(c, LWS_CLOSE_STATUS_GOINGAWAY, "shutting down");
-}
-
-/* ---- reading ---- */
-
-static void ws_message_done(struct ws_conn *c)
-{
-	if (c->rx_binary)
-		ws_reply(c, NULL, NULL,
-			 api_error_json("bad_request",
-					"requests are JSON text messages",
-					NULL));
-	else if (c->rx_too_big)
-		ws_reply(c, NULL, NULL,
-			 api_error_json("body_too_large",
-					"a message may have 16384 bytes at "
-					"most",
-					json_pack("{s:i}", "max", WS_MSG_MAX)));
-	else
-		ws_request_handle(c, c->rx ? c->rx : "", c->rx_len);
-	c->rx_len = 0;
-	c->rx_too_big = c->rx_binary = 0;
-}
-
-static int ws_receive(struct ws_conn *c, const void *in, size_t len)
-{
-	if (lws_frame_is_binary(c->wsi))
-		c->rx_binary = 1;
-	if (c->rx_len + len > WS_MSG_MAX)
-		c->rx_too_big = 1;
-	if (!c->rx_too_big && !c->rx_binary && len) {
-		if (!c->rx) {
-			c->rx = malloc(WS_MSG_MAX + 1);
-			if (!c->rx)
-				return -1;
-		}
-		memcpy(c->rx + c->rx_len, in, len);
-		c->rx_len += len;
-	}
-	if (lws_is_final_fragment(c->wsi) &&
-	    !lws_remaining_packet_payload(c->wsi))
-		ws_message_done(c);
-	return 0;
-}
-
 /* ---- connections ---- */
-
-static int ws_established(struct ws_conn *c)
-{
-	int sndbuf = WS_SNDBUF, one = 1;
-
-	c->sub =
-	    event_sub_new(c->d, &c->filter, c->has_since, c->since, ws_wake, c);
-	if (!c->sub)
-		return ws_close_with(c, LWS_CLOSE_STATUS_GOINGAWAY,
-				     "unavailable");
-	setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
-	/* Whole messages go out at once: Nagle would only delay them. */
-	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	log_debug("ws: event stream %d open (%s)", c->fd, role_name(c->role));
-	lws_callback_on_writable(c->wsi);
-	return 0;
-}
 
 static void ws_conn_link(struct ws_server *srv, struct ws_conn *c)
 {
@@ -209,100 +119,127 @@ static void ws_conn_unlink(struct ws_conn *c)
 		srv->conns = c->next;
 	if (c->next)
 		c->next->prev = c->prev;
+	c->prev = c->next = NULL;
 	srv->nconns--;
 }
 
-static void ws_conn_free(struct ws_conn *c)
+struct ws_conn *ws_conn_new(struct ws_server *srv)
 {
-	loop_del_timer(c->srv->loop, c->close_timer);
-	ws_writer_forget(&c->srv->writer, c);
-	ws_conn_unlink(c);
-	ws_requests_forget(c);
-	event_sub_free(c->sub);
-	free(c->rx);
-	free(c);
-}
+	struct ws_conn *c = calloc(1, sizeof(*c));
 
-/* lws freed the connection (its fd is closed). */
-static void ws_conn_gone(struct ws_conn *c, struct lws *wsi)
-{
-	struct ws_server *srv = c->srv;
-	int owed = !c->refused, fd = c->fd;
-
-	lws_set_opaque_user_data(wsi, NULL);
-	if (c->adopting) {
-		c->destroyed = 1; /* ws_adopt() cleans up */
-		return;
-	}
-	log_debug("ws: connection %d closed", fd);
-	ws_conn_free(c);
-	if (owed && srv->closed)
-		srv->closed(srv->closed_arg, fd);
-}
-
-/* The upgrade request: a refusal is the connection's last message. */
-static int ws_confirm(struct ws_conn *c, struct lws *wsi, const char *upgrade)
-{
-	int ret = ws_handshake(c, wsi, upgrade);
-
-	c->closing = ret != 0;
-	return ret;
-}
-
-struct log_budget *ws_refusal_budget(struct lws *wsi)
-{
-	struct ws_server *srv = lws_context_user(lws_get_context(wsi));
-
-	return &srv->refusals; /* every wsi is of the server's context */
-}
-
-/* The wsi of the connection being adopted with its head, which
- * lws_adopt_socket_vhost_readbuf() cannot name: its first callback.
- * lws sets the wsi's opaque pointer (to NULL) after the first callbacks
- * of the adoption, so the claim is made again when it is lost. */
-static struct ws_conn *ws_claim(struct lws *wsi)
-{
-	struct ws_server *srv = lws_context_user(lws_get_context(wsi));
-	struct ws_conn *c = srv ? srv->adopting : NULL;
-
-	if (!c || (c->wsi && c->wsi != wsi))
+	if (!c)
 		return NULL;
-	c->wsi = wsi;
-	lws_set_opaque_user_data(wsi, c);
+	c->srv = srv;
+	c->d = srv->d;
+	c->refs = 1;
+	c->fd = -1;
+	ws_conn_link(srv, c);
 	return c;
 }
 
-static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason,
-		       void *user, void *in, size_t len)
+void ws_conn_put(void *p)
 {
-	struct ws_conn *c = lws_get_opaque_user_data(wsi);
+	struct ws_conn *c = p;
 
-	if (!c)
-		c = ws_claim(wsi);
+	if (!c || --c->refs > 0)
+		return;
+	if (c->srv) /* prepared, never served */
+		ws_conn_unlink(c);
+	ws_requests_forget(c);
+	free(c->extra);
+	free(c->rx);
+	free(c->out);
+	free(c);
+}
 
-	switch (reason) {
-	case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
-		return c ? ws_confirm(c, wsi, in) : -1;
-	case LWS_CALLBACK_HTTP:
-		if (c)
-			c->closing = 1;
-		ws_refuse(wsi, 400, "bad_request",
-			  "this connection asked for a WebSocket upgrade", NULL,
-			  0);
-		return -1;
-	case LWS_CALLBACK_ESTABLISHED:
-		return c ? ws_established(c) : -1;
-	case LWS_CALLBACK_SERVER_WRITEABLE:
-		return c ? ws_writeable(c) : 0;
-	case LWS_CALLBACK_RECEIVE:
-		return c ? ws_receive(c, in, len) : -1;
-	case LWS_CALLBACK_WSI_DESTROY:
-		if (c)
-			ws_conn_gone(c, wsi);
-		return 0;
-	default:
-		return lws_callback_http_dummy(wsi, reason, user, in, len);
-	}
+void ws_watch(struct ws_conn *c, unsigned int mask)
+{
+	if (c->fd < 0 || !c->ws || c->mask == mask)
+		return;
+	c->mask = mask;
+	loop_set_fd_mask(c->srv->loop, c->fd, mask);
+}
+
+static void ws_drain_input(int fd)
+{
+	char sink[4096];
+	size_t total = 0;
+	ssize_t n;
+
+	while (total < WS_DRAIN_MAX &&
+	       (n = recv(fd, sink, sizeof(sink), MSG_DONTWAIT)) > 0)
+		total += (size_t)n;
+}
+
+void ws_release(struct ws_conn *c)
+{
+	struct ws_server *srv = c->srv;
+
+	if (!srv || !c->ws)
+		return;
+	log_debug("ws: connection %d closed", c->fd);
+	loop_del_fd(srv->loop, c->fd);
+	loop_del_timer(srv->loop, c->close_timer);
+	c->close_timer = 0;
+	ws_writer_forget(&srv->writer, c);
+	ws_conn_unlink(c);
+	c->srv = NULL;
+	ws_requests_forget(c);
+	event_sub_free(c->sub);
+	c->sub = NULL;
+	wslay_event_context_free(c->ws);
+	c->ws = NULL;
+	ws_drain_input(c->fd);
+	MHD_upgrade_action(c->urh, MHD_UPGRADE_ACTION_CLOSE);
+	if (srv->kick)
+		srv->kick(srv->kick_arg);
+	ws_conn_put(c); /* the server's reference */
+}
+
+/* ---- closing ---- */
+
+static long ws_close_due(struct loop *l, uint64_t id, void *arg)
+{
+	struct ws_conn *c = arg;
+
+	(void)l;
+	(void)id;
+	c->close_timer = 0;
+	log_debug("ws: connection %d: no close within %d s", c->fd,
+		  WS_CLOSE_FLUSH_S);
+	ws_release(c);
+	return LOOP_TIMER_DONE;
+}
+
+/* The close gets WS_CLOSE_FLUSH_S: for a stalled client to take its last
+ * message and close frame, and to answer the close. */
+void ws_close_deadline(struct ws_conn *c)
+{
+	if (!c->close_timer)
+		c->close_timer = loop_add_timer(
+		    c->srv->loop, WS_CLOSE_FLUSH_S * 1000, ws_close_due, c);
+}
+
+/* Close politely: the close frame follows what is queued, then wslay
+ * waits for the client's; ws_flush() gives the socket back when both
+ * went (or the deadline does). */
+static void ws_close_with(struct ws_conn *c, uint16_t code, const char *why)
+{
+	if (c->closing)
+		return;
+	c->closing = 1;
+	wslay_event_queue_close(c->ws, code, (const uint8_t *)why, strlen(why));
+	ws_close_deadline(c);
+}
+
+void ws_close_stream(struct ws_conn *c)
+{
+	const char *why = event_sub_close_reason(c->sub);
+
+	if (why && !strcmp(why, "slow_consumer"))
+		ws_close_with(c, WSLAY_CODE_POLICY_VIOLATION, "slow consumer");
+	else
+		ws_close_with(c, WSLAY_CODE_GOING_AWAY, "shutting down");
 }
 
 void ws_reply_push(struct ws_conn *c, char *text, size_t len)
@@ -313,44 +250,187 @@ void ws_reply_push(struct ws_conn *c, char *text, size_t len)
 		free(text);
 }
 
-int ws_adopt(struct ws_server *srv, int fd, const char *head, size_t len)
+/* ---- reading ---- */
+
+static ssize_t ws_recv_cb(wslay_event_context_ptr ctx, uint8_t *buf, size_t len,
+			  int flags, void *user)
 {
-	struct ws_conn *c = calloc(1, sizeof(*c));
-	lws_adopt_desc_t info = {0};
+	struct ws_conn *c = user;
+	ssize_t n;
 
-	if (!c) {
-		close(fd);
-		return -ENOMEM;
-	}
-	*c = (struct ws_conn){.srv = srv, .d = srv->d, .fd = fd, .adopting = 1};
-	ws_conn_link(srv, c);
-	info.vh = srv->vh;
-	info.type = LWS_ADOPT_SOCKET | LWS_ADOPT_HTTP;
-	info.fd.sockfd = fd;
-	info.opaque = c;
-	if (head) {
-		struct lws *wsi;
+	(void)flags;
+	if (c->extra_off < c->extra_len) {
+		size_t left = c->extra_len - c->extra_off;
 
-		srv->adopting = c;
-		wsi = lws_adopt_socket_vhost_readbuf(srv->vh, fd, head, len);
-		srv->adopting = NULL;
-		if (wsi && !c->wsi && !c->destroyed) {
-			c->wsi = wsi;
-			lws_set_opaque_user_data(wsi, c);
-		}
-	} else {
-		c->wsi = lws_adopt_descriptor_vhost_via_info(&info);
+		n = (ssize_t)(left < len ? left : len);
+		memcpy(buf, c->extra + c->extra_off, (size_t)n);
+		c->extra_off += (size_t)n;
+		return n;
 	}
-	c->adopting = 0;
-	if (c->wsi && !c->destroyed)
-		return 0; /* lws reads the waiting head from the loop */
-	/* lws closed fd.  A wsi it made may still be closing through the
-	 * loop and call back: the connection stays listed until then (or
-	 * until ws_server_free() when lws made none). */
-	c->refused = 1;
-	if (c->destroyed)
-		ws_conn_free(c);
-	return -EIO;
+	n = recv(c->fd, buf, len, MSG_DONTWAIT);
+	if (n > 0) {
+		c->last_rx_ms = loop_now_ms();
+		c->ping_sent = 0;
+		return n;
+	}
+	if (n < 0 &&
+	    (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+	else /* the client hung up, or the socket failed */
+		wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
+	return -1;
+}
+
+static void ws_frame_start(wslay_event_context_ptr ctx,
+			   const struct wslay_event_on_frame_recv_start_arg *a,
+			   void *user)
+{
+	struct ws_conn *c = user;
+
+	(void)ctx;
+	c->rx_ctrl = (a->opcode & 0x8) != 0;
+}
+
+static void ws_frame_chunk(wslay_event_context_ptr ctx,
+			   const struct wslay_event_on_frame_recv_chunk_arg *a,
+			   void *user)
+{
+	struct ws_conn *c = user;
+
+	(void)ctx;
+	if (c->rx_ctrl || c->closing || c->rx_too_big || !a->data_length)
+		return;
+	if (c->rx_len + a->data_length > WS_MSG_MAX) {
+		c->rx_too_big = 1;
+		return;
+	}
+	if (!c->rx && !(c->rx = malloc(WS_MSG_MAX + 1))) {
+		c->rx_too_big = 1; /* answered as too big: nothing kept */
+		return;
+	}
+	memcpy(c->rx + c->rx_len, a->data, a->data_length);
+	c->rx_len += a->data_length;
+}
+
+/* A whole message came (wslay answered pings and a close itself). */
+static void ws_message(wslay_event_context_ptr ctx,
+		       const struct wslay_event_on_msg_recv_arg *a, void *user)
+{
+	struct ws_conn *c = user;
+
+	(void)ctx;
+	if (a->opcode != WSLAY_TEXT_FRAME && a->opcode != WSLAY_BINARY_FRAME)
+		return;
+	if (c->closing)
+		; /* the stream ended: nothing more is answered */
+	else if (a->opcode == WSLAY_BINARY_FRAME)
+		ws_reply(c, NULL, NULL,
+			 api_error_json("bad_request",
+					"requests are JSON text messages",
+					NULL));
+	else if (c->rx_too_big)
+		ws_reply(c, NULL, NULL,
+			 api_error_json("body_too_large",
+					"a message may have 16384 bytes at "
+					"most",
+					json_pack("{s:i}", "max", WS_MSG_MAX)));
+	else
+		ws_request_handle(c, c->rx ? c->rx : "", c->rx_len);
+	c->rx_len = 0;
+	c->rx_too_big = 0;
+}
+
+static const struct wslay_event_callbacks ws_callbacks = {
+    .recv_callback = ws_recv_cb,
+    .send_callback = ws_send_cb,
+    .on_frame_recv_start_callback = ws_frame_start,
+    .on_frame_recv_chunk_callback = ws_frame_chunk,
+    .on_msg_recv_callback = ws_message,
+};
+
+static void ws_read(struct ws_conn *c)
+{
+	if (wslay_event_recv(c->ws) != 0 ||
+	    wslay_event_get_queued_msg_count(c->ws) > WS_CTRL_QUEUED_MAX) {
+		ws_release(c); /* hung up, out of memory, or flooding */
+		return;
+	}
+	ws_flush(c); /* pongs, the close's answer; releases when done */
+}
+
+static void ws_io(struct loop *l, int fd, unsigned int events, void *arg)
+{
+	struct ws_conn *c = arg;
+
+	(void)l;
+	(void)fd;
+	if (events & LOOP_WRITE)
+		ws_writable(c);
+	if (c->ws && (events & (LOOP_READ | LOOP_HUP)))
+		ws_read(c);
+}
+
+/* ---- the upgrade ---- */
+
+/* The stream begins: bytes MHD read past the head go to wslay first. */
+static int ws_start(struct ws_conn *c, const char *extra, size_t len)
+{
+	int sndbuf = WS_SNDBUF, one = 1;
+
+	if (len) {
+		c->extra = malloc(len);
+		if (!c->extra)
+			return -1;
+		memcpy(c->extra, extra, len);
+		c->extra_len = len;
+	}
+	if (wslay_event_context_server_init(&c->ws, &ws_callbacks, c))
+		return -1;
+	wslay_event_config_set_no_buffering(c->ws, 1);
+	c->sub =
+	    event_sub_new(c->d, &c->filter, c->has_since, c->since, ws_wake, c);
+	setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	/* Whole batches go out at once: Nagle would only delay them. */
+	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	c->mask = LOOP_READ;
+	if (loop_add_fd(c->srv->loop, c->fd, LOOP_READ, ws_io, c) < 0) {
+		wslay_event_context_free(c->ws);
+		c->ws = NULL;
+		return -1;
+	}
+	c->refs++; /* the server's, until ws_release() */
+	c->last_rx_ms = loop_now_ms();
+	log_debug("ws: event stream %d open (%s)", c->fd, role_name(c->role));
+	if (!c->sub) {
+		ws_close_with(c, WSLAY_CODE_GOING_AWAY, "unavailable");
+		ws_flush(c);
+		return 0;
+	}
+	ws_wake(c); /* the catch-up, if any */
+	if (c->extra_len)
+		ws_read(c); /* those bytes will not make the socket readable */
+	return 0;
+}
+
+/* MHD sent the 101 (from inside MHD_run()): the socket is the stream's. */
+void ws_upgraded(void *cls, struct MHD_Connection *mc, void *req_cls,
+		 const char *extra_in, size_t extra_in_size, int sock,
+		 struct MHD_UpgradeResponseHandle *urh)
+{
+	struct ws_conn *c = cls;
+
+	(void)mc;
+	(void)req_cls;
+	c->fd = sock;
+	c->urh = urh;
+	if (c->srv && ws_start(c, extra_in, extra_in_size) == 0)
+		return;
+	log_warn("ws: could not serve event stream %d", sock);
+	event_sub_free(c->sub);
+	c->sub = NULL;
+	MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+	if (c->srv && c->srv->kick)
+		c->srv->kick(c->srv->kick_arg);
 }
 
 unsigned int ws_server_busy(const struct ws_server *srv)
@@ -358,140 +438,85 @@ unsigned int ws_server_busy(const struct ws_server *srv)
 	unsigned int n = 0;
 
 	for (const struct ws_conn *c = srv ? srv->conns : NULL; c; c = c->next)
-		n += !c->closing && !c->refused;
+		n += c->ws && !(c->closing && c->out_off == c->out_len &&
+				!wslay_event_want_write(c->ws));
 	return n;
 }
 
-/* ---- the lws context ---- */
+/* ---- keepalive ---- */
 
-static void ws_lws_log(int level, const char *line)
+static void ws_keepalive_one(struct ws_conn *c, uint64_t now)
 {
-	size_t n = strlen(line);
+	static const struct wslay_event_msg ping = {WSLAY_PING, NULL, 0};
+	uint64_t idle = now - c->last_rx_ms;
 
-	while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-		n--;
-	/* Clients can make lws complain at will: never above debug. */
-	(void)level;
-	log_debug("ws: lws: %.*s", (int)n, line);
-}
-
-static const struct lws_protocols ws_protocols[] = {
-    {"tunerd.v1", ws_callback, 0, 0, 0, NULL, 0},
-    {NULL, NULL, 0, 0, 0, NULL, 0},
-};
-
-static const lws_retry_bo_t ws_idle_policy = {
-    .secs_since_valid_ping = WS_PING_S,
-    .secs_since_valid_hangup = WS_IDLE_S,
-};
-
-static void count_closing(uv_handle_t *h, void *arg)
-{
-	*(int *)arg += uv_is_closing(h) != 0;
-}
-
-/* Run the loop while some handle of it is closing: lws's close callbacks
- * free its connections, and the last one closes lws's own handles. */
-static void ws_let_lws_close(struct ws_server *srv)
-{
-	for (int turn = 0; turn < WS_FREE_TURNS_MAX; turn++) {
-		int closing = 0;
-
-		uv_walk(loop_uv(srv->loop), count_closing, &closing);
-		if (!closing)
-			return;
-		loop_run_once(srv->loop, 0);
+	if (idle >= (uint64_t)WS_IDLE_S * 1000) {
+		log_debug("ws: connection %d silent for %d s", c->fd,
+			  WS_IDLE_S);
+		ws_release(c);
+	} else if (idle >= (uint64_t)WS_PING_S * 1000 && !c->ping_sent) {
+		c->ping_sent = 1;
+		if (wslay_event_queue_msg(c->ws, &ping) == 0)
+			ws_flush(c);
 	}
-	log_warn("ws: libwebsockets still closing after %d loop turns",
-		 WS_FREE_TURNS_MAX);
 }
+
+static long ws_keepalive(struct loop *l, uint64_t id, void *arg)
+{
+	struct ws_server *srv = arg;
+	uint64_t now = loop_now_ms();
+	struct ws_conn *c, *next;
+
+	(void)l;
+	(void)id;
+	for (c = srv->conns; c; c = next) {
+		next = c->next;
+		if (c->ws)
+			ws_keepalive_one(c, now);
+	}
+	return WS_SWEEP_MS;
+}
+
+/* ---- the server ---- */
 
 void ws_server_free(struct ws_server *srv)
 {
 	if (!srv)
 		return;
+	loop_del_timer(srv->loop, srv->keepalive);
 	ws_writer_stop(&srv->writer);
-	if (srv->ctx)
-		lws_context_destroy(srv->ctx); /* closes every connection */
-	ws_let_lws_close(srv);
-	/* Every handle is closed: this one frees the context. */
-	if (srv->ctx && !srv->nconns)
-		lws_context_destroy(srv->ctx);
-	if (srv->ctx)
-		log_warn("ws: libwebsockets did not finish; leaving it");
-	while (srv->conns) /* adoptions lws refused without a wsi */
-		ws_conn_free(srv->conns);
+	while (srv->conns) {
+		struct ws_conn *c = srv->conns;
+
+		if (c->ws) {
+			ws_release(c);
+		} else { /* prepared: its request still holds it */
+			ws_conn_unlink(c);
+			c->srv = NULL;
+		}
+	}
 	free(srv);
 }
 
-/* 0, or the negative errno of the missing libuv plugin. */
-static int ws_evlib_present(void)
+struct ws_server *ws_server_new(struct daemon *d, ws_kick_fn kick, void *arg)
 {
-#if defined(LWS_WITH_EVLIB_PLUGINS) && defined(LWS_INSTALL_LIBDIR)
-	if (access(LWS_INSTALL_LIBDIR "/" WS_EVLIB_UV, R_OK) < 0) {
-		int err = -errno;
+	struct ws_server *srv = calloc(1, sizeof(*srv));
 
-		log_err("ws: %s/%s: %s (package libwebsockets-evlib-uv)",
-			LWS_INSTALL_LIBDIR, WS_EVLIB_UV, strerror(-err));
-		return err;
-	}
-#endif
-	return 0;
-}
-
-static int ws_context_start(struct ws_server *srv)
-{
-	struct lws_context_creation_info info;
-	void *loops[1] = {loop_uv(srv->loop)};
-
-	memset(&info, 0, sizeof(info));
-	info.port = CONTEXT_PORT_NO_LISTEN_SERVER;
-	info.options =
-	    LWS_SERVER_OPTION_EXPLICIT_VHOSTS | LWS_SERVER_OPTION_LIBUV;
-	/* lws only reads the array while it creates the context. */
-	info.foreign_loops = loops;
-	info.pcontext = &srv->ctx;
-	info.gid = -1;
-	info.uid = -1;
-	info.user = srv;
-	info.max_http_header_data = WS_HEADERS_MAX;
-	info.pt_serv_buf_size = WS_SERV_BUF;
-	srv->ctx = lws_create_context(&info);
-	info.vhost_name = "tunerd";
-	info.protocols = ws_protocols;
-	info.retry_and_idle_policy = &ws_idle_policy;
-	info.timeout_secs = 10;
-	info.keepalive_timeout = 5;
-	srv->vh = srv->ctx ? lws_create_vhost(srv->ctx, &info) : NULL;
-	return srv->vh ? 0 : -1;
-}
-
-struct ws_server *ws_server_new(struct daemon *d, ws_closed_fn closed,
-				void *arg)
-{
-	struct ws_server *srv;
-	int err = ws_evlib_present();
-
-	if (err) {
-		errno = -err;
-		return NULL;
-	}
-	srv = calloc(1, sizeof(*srv));
 	if (!srv)
 		return NULL;
 	srv->d = d;
 	srv->loop = d->loop;
-	srv->closed = closed;
-	srv->closed_arg = arg;
+	srv->kick = kick;
+	srv->kick_arg = arg;
 	srv->refusals = (struct log_budget)LOG_BUDGET_INIT(
 	    "refused event streams", WS_REFUSE_LOG_MAX,
 	    WS_REFUSE_LOG_WINDOW_MS);
-	lws_set_log_level(LLL_ERR | LLL_WARN, ws_lws_log);
-	if (ws_context_start(srv) == 0 &&
-	    ws_writer_start(&srv->writer, srv->loop) == 0)
+	srv->keepalive =
+	    loop_add_timer(srv->loop, WS_SWEEP_MS, ws_keepalive, srv);
+	if (srv->keepalive && ws_writer_start(&srv->writer, srv->loop) == 0)
 		return srv;
-	log_err("ws: cannot start libwebsockets on the libuv loop");
+	log_err("ws: cannot start the WebSocket server");
 	ws_server_free(srv);
-	errno = EPROTO;
+	errno = ENOMEM;
 	return NULL;
 }

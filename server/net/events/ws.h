@@ -3,11 +3,13 @@
  * ws.h - the event stream over WebSocket: GET /api/v1/events upgraded
  * with subprotocol "tunerd.v1" (protocol/events.md).
  *
- * libwebsockets runs on the daemon's libuv loop as a foreign loop: it
- * watches the sockets it serves and runs its own timers there.  The HTTP
- * front peeks at a connection's request head; when it asks for an
- * upgrade to WebSocket the front hands the socket over, the request head
- * still unread, and libwebsockets parses it.  Loop thread only.
+ * libmicrohttpd parses the upgrade request and sends the 101 (its own
+ * upgrade: MHD_create_response_for_upgrade()); the REST handler asks
+ * ws_handshake() whether the request may be upgraded and queues
+ * ws_upgrade_response().  Once the 101 is out, MHD hands the socket over
+ * and wslay frames the stream on the daemon's loop; closing the stream
+ * gives the socket back to MHD (MHD_UPGRADE_ACTION_CLOSE), which closes
+ * it on its next run.  Loop thread only.
  */
 #ifndef TUNERD_WS_H
 #define TUNERD_WS_H
@@ -15,37 +17,54 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct api_error;
 struct daemon;
+struct MHD_Connection;
+struct MHD_Response;
+struct ws_conn;
 struct ws_server;
 
-/* A served connection ended (its fd, given by number, is closed). */
-typedef void (*ws_closed_fn)(void *arg, int fd);
+/* Run libmicrohttpd soon: a connection was given back to it. */
+typedef void (*ws_kick_fn)(void *arg);
 
 /*
- * The WebSocket server of d, on d->loop.  closed (may be NULL) is called
- * once for every connection ws_adopt() accepted, when it ends.  Returns
- * NULL (the reason is logged) when libwebsockets or its libuv event
- * library plugin cannot start.
+ * The WebSocket server of d, on d->loop.  kick (may be NULL) is called
+ * after a connection was given back to libmicrohttpd, which closes it on
+ * its next run.  Returns NULL when out of memory.
  */
-struct ws_server *ws_server_new(struct daemon *d, ws_closed_fn closed,
-				void *arg);
+struct ws_server *ws_server_new(struct daemon *d, ws_kick_fn kick, void *arg);
 /*
- * Serve the WebSocket upgrade request on fd: waiting unread in the
- * socket (head NULL), or read already, head[0..len) (at most 8192 bytes;
- * lws copies it).  Takes ownership of fd in every case: returns 0 when
- * the connection is served (closed() follows once when it ends), or a
- * negative errno after closing fd (closed() is not called; an answer
- * lws gave, a refusal of the upgrade, went out first).
+ * Check the upgrade request on mc (ws_handshake.c): an HTTP/1.1 GET with
+ * Upgrade: websocket, Connection: Upgrade, a Sec-WebSocket-Key of 16
+ * bytes, version 13, subprotocol tunerd.v1 (or none), the Origin rule,
+ * the token (a viewer at least) and the query (types, tuner, since).
+ * Returns the client to be, or NULL with *e set (status, code, message,
+ * details: the API's error) and *www_auth set for a 401; the refusal is
+ * logged within the server's budget.  The caller owns the client: it
+ * goes to ws_upgrade_response(), or to ws_conn_put().
  */
-int ws_adopt(struct ws_server *srv, int fd, const char *head, size_t len);
+struct ws_conn *ws_handshake(struct ws_server *srv, struct MHD_Connection *mc,
+			     const char *version, struct api_error *e,
+			     int *www_auth);
+/*
+ * The 101 answer for c (Upgrade, Sec-WebSocket-Accept computed with
+ * OpenSSL's SHA-1, the subprotocol when the client named it).  Once MHD
+ * sent it, the stream is served on the socket; c's owner still holds its
+ * reference and drops it with ws_conn_put() when MHD is done with the
+ * request.  NULL when out of memory.
+ */
+struct MHD_Response *ws_upgrade_response(struct ws_conn *c);
+/* Drop the caller's reference to c (a void * for struct rest_req's
+ * ext_free); the server holds its own while it serves c. */
+void ws_conn_put(void *c);
 /* Connections that have not yet handed their last message (the stream's
- * "closed" item, or a refusal) to libwebsockets: a stop waits for these
- * to reach zero before it tears the server down. */
+ * "closed" item and the close frame) to the kernel: a stop waits for
+ * these to reach zero before it tears the server down. */
 unsigned int ws_server_busy(const struct ws_server *srv);
 /*
- * What the server wrote since it started: each WRITEABLE callback that
- * wrote hands one batch of a client's queued messages to lws and the
- * socket (ws_write.c), so messages / batches is the messages per write.
+ * What the server wrote since it started: each write to a socket carries
+ * one batch of a client's queued messages, framed by wslay into one
+ * buffer (ws_write.c), so messages / batches is the messages per write.
  * deferred: loop turns that left clients with something to send waiting
  * for a later turn (the turn's budget was spent).
  */
@@ -54,11 +73,9 @@ struct ws_stats {
 };
 void ws_server_stats(const struct ws_server *srv, struct ws_stats *out);
 /*
- * Close every connection and free the server.  libwebsockets closes its
- * libuv handles asynchronously: this runs the loop (not loop_run(): the
- * loop is stopped by then) until they are closed, then finishes the
- * context.  Call it outside the loop's callbacks (libuv's loop is not
- * reentrant), after event_streams_stop().  NULL is a no-op.
+ * Give every connection back to libmicrohttpd (closed on its next run or
+ * by MHD_stop_daemon()) and free the server.  Call it before stopping
+ * MHD, after event_streams_stop().  NULL is a no-op.
  */
 void ws_server_free(struct ws_server *srv);
 

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ws_priv.h - private to ws.c and ws_request.c: one WebSocket client of
- * the event stream.  Loop thread only.
+ * ws_priv.h - private to ws.c, ws_write.c, ws_handshake.c and
+ * ws_request.c: one WebSocket client of the event stream and the
+ * server's writer.  Loop thread only.
  */
 #ifndef TUNERD_WS_PRIV_H
 #define TUNERD_WS_PRIV_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "auth.h"
 #include "command.h"
@@ -15,8 +17,9 @@
 #include "ws.h"
 
 struct loop;
-struct lws;
-struct ws_server;
+struct log_budget;
+struct MHD_UpgradeResponseHandle;
+struct wslay_event_context;
 struct ws_pending;
 typedef struct uv_prepare_s uv_prepare_t;
 typedef struct uv_idle_s uv_idle_t;
@@ -25,15 +28,19 @@ typedef struct uv_idle_s uv_idle_t;
 #define WS_MSG_MAX (16 * 1024)
 /* Requests of one client waiting for a tuner at once. */
 #define WS_PENDING_MAX 16
+/* A closed stream's last message and close frame get this long to
+ * drain, and the client this long to answer the close. */
+#define WS_CLOSE_FLUSH_S 20
+/* Sec-WebSocket-Accept: base64 of a SHA-1, 28 characters. */
+#define WS_ACCEPT_LEN 28
 
 struct ws_conn {
-	struct ws_server *srv;
+	struct ws_server *srv; /* NULL until served, and once given back */
 	struct daemon *d;
-	struct lws *wsi;
-	int fd;
-	int adopting;  /* inside lws_adopt_descriptor_vhost_via_info() */
-	int destroyed; /* lws freed the wsi during the adoption */
-	int refused;   /* the adoption failed: closed() is not owed */
+	int refs; /* the request's (ws_conn_put()) and the server's */
+	int fd;   /* -1 until served */
+	struct MHD_UpgradeResponseHandle *urh;
+	struct wslay_event_context *ws;
 
 	/* From the handshake. */
 	struct event_filter filter;
@@ -41,15 +48,29 @@ struct ws_conn {
 	uint64_t since;
 	enum role role;
 	const char *token_name; /* lives as long as the configuration */
+	int subprotocol;        /* the client named tunerd.v1 */
+	char accept[WS_ACCEPT_LEN + 1];
 
 	struct event_sub *sub;
-	int closing;          /* the last message went to lws: it closes next */
-	uint64_t close_timer; /* starts the close after the callback */
+	int closing;          /* the stream's close frame is queued */
+	uint64_t close_timer; /* the close's deadline (WS_CLOSE_FLUSH_S) */
+	uint64_t last_rx_ms;  /* the client's last bytes (keepalive) */
+	int ping_sent;
 
-	/* The message being received. */
+	/* Bytes libmicrohttpd read past the upgrade head: wslay's first. */
+	char *extra;
+	size_t extra_len, extra_off;
+
+	/* The message being received (wslay does not buffer: the frames'
+	 * payloads are collected here, up to WS_MSG_MAX). */
 	char *rx;
 	size_t rx_len;
-	int rx_too_big, rx_binary;
+	int rx_too_big, rx_ctrl;
+
+	/* Frames wslay made, waiting to go out in one write (ws_write.c). */
+	unsigned char *out;
+	size_t out_len, out_off, out_cap;
+	unsigned int mask; /* what the loop watches the socket for */
 
 	/* Requests waiting for the command service. */
 	struct command_client client;
@@ -62,50 +83,56 @@ struct ws_conn {
 	struct ws_conn *prev, *next;
 };
 
-/* A closed stream's last message gets this long to drain. */
-#define WS_CLOSE_FLUSH_S 20
-
-/* The writing side of a server (ws_write.c): the scratch buffer lws
- * frames in, the per-turn budget and the counters of ws_server_stats(). */
+/* The writing side of a server (ws_write.c): the per-turn budget and
+ * the counters of ws_server_stats(). */
 struct ws_writer {
-	unsigned char *scratch;
-	size_t scratch_cap;
-	uv_prepare_t *turn; /* arms the turn's writers before each poll */
+	uv_prepare_t *turn; /* writes the turn's clients before each poll */
 	uv_idle_t *idle;    /* keeps the poll from blocking while some wait */
 	struct ws_conn *wq_head, *wq_tail; /* the FIFO of writers */
 	struct ws_stats stats;
 };
 
 struct ws_writer *ws_writer_of(struct ws_server *srv);
-/* Start the per-turn arming on l (0, or -1 when out of memory); stop
- * closes its handles through the loop and frees the scratch buffer. */
+struct loop *ws_loop_of(struct ws_server *srv);
+/* Start the per-turn writes on l (0, or -1 when out of memory); stop
+ * closes its handles through the loop. */
 int ws_writer_start(struct ws_writer *w, struct loop *l);
 void ws_writer_stop(struct ws_writer *w);
 /* c goes away: out of the FIFO of writers. */
 void ws_writer_forget(struct ws_writer *w, struct ws_conn *c);
-/* The hub's wake-up for c (event_sub_wake_fn): ask lws for WRITEABLE. */
+/* The hub's wake-up for c (event_sub_wake_fn): c joins the FIFO. */
 void ws_wake(void *owner);
-/* LWS_CALLBACK_SERVER_WRITEABLE: write a batch of c's queue.  0, or -1
- * when the connection must close. */
-int ws_writeable(struct ws_conn *c);
-/* The stream ended (its last message went out): close politely with its
- * code (ws.c).  0, or -1 when the close could not be scheduled. */
-int ws_close_stream(struct ws_conn *c);
+/* wslay's send callback: frames are appended to c's out buffer. */
+ssize_t ws_send_cb(struct wslay_event_context *ctx, const uint8_t *data,
+		   size_t len, int flags, void *user);
+/* Let wslay frame what it has queued (pongs, the close) and write c's
+ * out buffer: 0, or -1 when the connection is gone (given back). */
+int ws_flush(struct ws_conn *c);
+/* The socket takes data again: write the rest (ws_write.c). */
+void ws_writable(struct ws_conn *c);
+/* The stream ended (its last message is queued): close politely with
+ * its code (ws.c). */
+void ws_close_stream(struct ws_conn *c);
+/* The close's deadline: WS_CLOSE_FLUSH_S from now, once (ws.c). */
+void ws_close_deadline(struct ws_conn *c);
+/* Watch c's socket for mask (LOOP_READ, LOOP_WRITE). */
+void ws_watch(struct ws_conn *c, unsigned int mask);
+/* Give c back to libmicrohttpd now (ws.c); c may be freed. */
+void ws_release(struct ws_conn *c);
 
-/* The log budget of the server serving wsi for its refused upgrades
- * (WS_REFUSE_LOG_MAX lines per WS_REFUSE_LOG_WINDOW_MS). */
+/* The log budget of srv's refused upgrades (WS_REFUSE_LOG_MAX lines per
+ * WS_REFUSE_LOG_WINDOW_MS). */
 #define WS_REFUSE_LOG_MAX       20
 #define WS_REFUSE_LOG_WINDOW_MS 10000
-struct log_budget *ws_refusal_budget(struct lws *wsi);
+struct log_budget *ws_refusal_budget(struct ws_server *srv);
+struct daemon *ws_daemon_of(struct ws_server *srv);
+/* A client to be, owned by the caller (ws.c). */
+struct ws_conn *ws_conn_new(struct ws_server *srv);
+/* Serve c on sock (ws.c): MHD's upgrade handler. */
+void ws_upgraded(void *cls, struct MHD_Connection *mc, void *req_cls,
+		 const char *extra_in, size_t extra_in_size, int sock,
+		 struct MHD_UpgradeResponseHandle *urh);
 
-/* LWS_CALLBACK_HTTP_CONFIRM_UPGRADE (ws_request.c): check the path, the
- * token and the query (upgrade: the protocol asked for); 0 lets the upgrade go on, else the connection was
- * refused (> 0: an HTTP error answer went out). */
-int ws_handshake(struct ws_conn *c, struct lws *wsi, const char *upgrade);
-/* Answer an HTTP request on wsi with an API error (api_error_json; takes
- * details).  Returns 1, or -1 when even that failed. */
-int ws_refuse(struct lws *wsi, unsigned int status, const char *code,
-	      const char *message, json_t *details, int www_auth);
 /* Queue a message of this client's stream (ws.c; takes text). */
 void ws_reply_push(struct ws_conn *c, char *text, size_t len);
 /* Queue a reply: result, or error as made by api_error_json() (takes the

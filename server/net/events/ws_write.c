@@ -2,55 +2,55 @@
 /*
  * Writing the event streams to their WebSocket clients (ws_priv.h).
  *
- * lws says WRITEABLE when a client's socket takes data; each callback
- * drains that client's queue in one batch, up to WS_BATCH_MSGS messages
- * or WS_BATCH_BYTES bytes.  lws frames every message itself
- * (lws_write(), one call per frame: lws 4.1 has no call that frames
- * several messages into one buffer, and its LWS_WRITE_BUFLIST only
- * defers them, sending one frame per POLLOUT).  So that a batch still
- * leaves as one write to the network, the socket is corked (TCP_CORK)
- * around a batch of more than one message: each lws_write() then only
- * appends to the socket's send queue, and the uncork sends the batch in
- * as few segments as its size needs.  On loopback most of send()'s cost
- * is the delivery to the receiver, which a corked send does not pay.
- * A single message is not corked: the two extra calls would only add
- * latency to the common case of one event at a time.
+ * One write per client per turn: a client's turn hands up to a batch of
+ * its queue (WS_BATCH_MSGS messages, WS_BATCH_BYTES bytes) to wslay
+ * (wslay_event_queue_msg()), and wslay_event_send() frames them into
+ * ws_send_cb(), which only appends each frame to the client's out
+ * buffer; the buffer then goes to the socket with one send().  wslay's
+ * send callback is called per frame part, so writing from it would cost
+ * a system call per message (two: header and payload); collecting them
+ * makes the batch one segment train without corking the socket.  What
+ * the socket does not take stays in the buffer, the socket is watched
+ * for room, and the client takes no new messages until it drained: its
+ * queue in the hub fills instead, which is what closes a client that
+ * does not read as a slow consumer (event_stream.c).
  *
  * Fairness and bounded work per loop turn: a client with something to
- * send joins a FIFO of writers instead of asking lws at once.  Before
- * each poll (a uv_prepare_t) the clients at the head of the FIFO are
- * armed with lws_callback_on_writable(), up to WS_TURN_MSGS messages
- * queued; the others wait for a later turn (a
- * uv_idle_t keeps the loop from blocking while the FIFO is not empty).
- * So a turn writes a bounded number of messages, REST requests and
- * everything else ready get served between turns, and a client whose
- * batch left messages behind goes to the back of the FIFO.  A stalled client costs one arm: its POLLOUT waits in the
- * kernel, not in the FIFO.
+ * send joins a FIFO of writers.  Before each poll (a uv_prepare_t) the
+ * clients at the head of the FIFO are written, up to WS_TURN_MSGS
+ * messages queued; the others wait for a later turn (a uv_idle_t keeps
+ * the loop from blocking while the FIFO is not empty).  So a turn writes
+ * a bounded number of messages, REST requests and everything else ready
+ * get served between turns, and a client whose batch left messages
+ * behind goes to the back of the FIFO.
  *
  * Each event's text is the bus's serialised JSON, shared by every
- * subscriber; it is copied once per client into a scratch buffer with
- * LWS_PRE bytes ahead of it, which lws needs for the frame header.
+ * subscriber; wslay copies it once per client into its queue (its event
+ * API owns what it sends), and the framing copies it into the out buffer.
  */
-#include <libwebsockets.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <uv.h>
+#include <wslay/wslay.h>
 
 #include "loop.h"
 #include "ws_priv.h"
 
-/* One client's batch: how many messages and bytes a WRITEABLE callback
- * hands to lws before it lets the others have their turn. */
+/* One client's batch: how many messages and bytes a turn hands to wslay
+ * for it before the others have theirs. */
 #define WS_BATCH_MSGS  64
 #define WS_BATCH_BYTES (64 * 1024)
-/* Messages armed per loop turn, all clients together (a client counts
- * its queue, at most a batch, at least one): each is one lws_write(), a
- * send() into a corked socket, so a turn is about a millisecond of
- * writes on loopback and requests wait no longer.  One event to 1,000
- * clients still goes out in one turn. */
+/* Messages written per loop turn, all clients together (a client counts
+ * its queue, at most a batch, at least one): a turn is about a
+ * millisecond of writes on loopback and requests wait no longer.  One
+ * event to 1,000 clients still goes out in one turn. */
 #define WS_TURN_MSGS 1024
+/* Frames waiting in one client's out buffer: a batch and its headers,
+ * the control frames; beyond this (pongs for a client that pings and
+ * never reads) the connection ends. */
+#define WS_OUT_MAX (256 * 1024)
 
 /* ---- the FIFO of writers ---- */
 
@@ -92,8 +92,154 @@ void ws_writer_forget(struct ws_writer *w, struct ws_conn *c)
 	c->wq_prev = c->wq_next = NULL;
 }
 
-/* Before the poll: arm the turn's clients, as many as the turn's budget
- * of messages holds (at least one). */
+void ws_wake(void *owner)
+{
+	struct ws_conn *c = owner;
+
+	if (!c->ws)
+		return;
+	fifo_push(ws_writer_of(c->srv), c);
+	if (event_sub_is_closed(c->sub))
+		ws_close_deadline(c); /* for a client that stopped reading */
+}
+
+/* ---- framing and writing ---- */
+
+ssize_t ws_send_cb(wslay_event_context_ptr ctx, const uint8_t *data, size_t len,
+		   int flags, void *user)
+{
+	struct ws_conn *c = user;
+	size_t need = c->out_len + len;
+
+	(void)flags;
+	if (need - c->out_off > WS_OUT_MAX) {
+		wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
+		return -1;
+	}
+	if (need > c->out_cap) {
+		size_t cap = c->out_cap ? c->out_cap : 4096;
+		unsigned char *p;
+
+		while (cap < need)
+			cap *= 2;
+		p = realloc(c->out, cap);
+		if (!p) {
+			wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
+			return -1;
+		}
+		c->out = p;
+		c->out_cap = cap;
+	}
+	memcpy(c->out + c->out_len, data, len);
+	c->out_len += len;
+	return (ssize_t)len;
+}
+
+/* Both sides closed and everything went: the connection is done. */
+static int ws_done(const struct ws_conn *c)
+{
+	return c->out_off == c->out_len && !wslay_event_want_read(c->ws) &&
+	       !wslay_event_want_write(c->ws);
+}
+
+int ws_flush(struct ws_conn *c)
+{
+	ssize_t n = 0;
+
+	if (wslay_event_send(c->ws) != 0) {
+		ws_release(c);
+		return -1;
+	}
+	if (c->out_off < c->out_len)
+		n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+			 MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+	    errno != EINTR) {
+		ws_release(c); /* the client is gone */
+		return -1;
+	}
+	if (n > 0)
+		c->out_off += (size_t)n;
+	if (c->out_off == c->out_len)
+		c->out_off = c->out_len = 0;
+	if (ws_done(c)) {
+		ws_release(c);
+		return -1;
+	}
+	ws_watch(c, c->out_len ? LOOP_READ | LOOP_WRITE : LOOP_READ);
+	return 0;
+}
+
+void ws_writable(struct ws_conn *c)
+{
+	if (ws_flush(c) == 0 && !c->out_len && c->sub &&
+	    event_sub_peek(c->sub) && !c->closing)
+		fifo_push(ws_writer_of(c->srv), c);
+}
+
+/*
+ * Hand up to a batch of c's queue to wslay.  Returns the messages
+ * queued, or -1 when the connection must end; *ended is set when the
+ * stream's closed message was among them.
+ */
+static int ws_queue_batch(struct ws_conn *c, int *ended)
+{
+	const struct stream_item *it;
+	size_t bytes = 0;
+	int n = 0;
+
+	while (n < WS_BATCH_MSGS && bytes < WS_BATCH_BYTES &&
+	       (it = event_sub_peek(c->sub))) {
+		enum stream_item_kind kind = it->kind;
+		struct wslay_event_msg msg = {.opcode = WSLAY_TEXT_FRAME};
+
+		msg.msg = (const uint8_t *)event_sub_text(it, &msg.msg_length);
+		if (wslay_event_queue_msg(c->ws, &msg) != 0)
+			return -1;
+		event_sub_pop(c->sub);
+		n++;
+		bytes += msg.msg_length;
+		if (kind == STREAM_CLOSED) {
+			*ended = 1;
+			break;
+		}
+	}
+	return n;
+}
+
+/* c's turn: a batch framed and written at once. */
+static void ws_turn_write(struct ws_writer *w, struct ws_conn *c)
+{
+	int ended = 0, n;
+
+	if (c->out_len || c->closing || !c->sub)
+		return; /* waiting for room, or done with its stream */
+	/* Framed at once (ws_send_cb() takes every frame): wslay sends a
+	 * queued control frame ahead of queued data messages, so the close
+	 * below must find them framed already. */
+	n = ws_queue_batch(c, &ended);
+	if (n < 0 || wslay_event_send(c->ws) != 0) {
+		ws_release(c);
+		return;
+	}
+	if (n) {
+		w->stats.batches++;
+		w->stats.messages += (uint64_t)n;
+		if ((uint64_t)n > w->stats.max_batch)
+			w->stats.max_batch = (uint64_t)n;
+	}
+	/* The close frame follows the closed message, in the same write;
+	 * a stream closed with its queue dropped has nothing more to
+	 * say. */
+	if (ended || (!event_sub_peek(c->sub) && event_sub_is_closed(c->sub)))
+		ws_close_stream(c);
+	if (ws_flush(c) == 0 && !c->out_len && !c->closing &&
+	    event_sub_peek(c->sub))
+		fifo_push(w, c); /* the rest after the others' turn */
+}
+
+/* Before the poll: write the turn's clients, as many as the turn's
+ * budget of messages holds (at least one). */
 static void ws_turn_begin(uv_prepare_t *h)
 {
 	struct ws_writer *w = h->data;
@@ -105,7 +251,7 @@ static void ws_turn_begin(uv_prepare_t *h)
 
 		msgs += q < WS_BATCH_MSGS ? (q ? q : 1) : WS_BATCH_MSGS;
 		ws_writer_forget(w, c);
-		lws_callback_on_writable(c->wsi);
+		ws_turn_write(w, c);
 	}
 	if (w->wq_head)
 		w->stats.deferred++;
@@ -133,7 +279,8 @@ int ws_writer_start(struct ws_writer *w, struct loop *l)
 	uv_prepare_init(loop_uv(l), w->turn);
 	uv_prepare_start(w->turn, ws_turn_begin);
 	uv_idle_init(loop_uv(l), w->idle);
-	/* Only lws's handles and the daemon's keep the loop running. */
+	/* Only the connections' watches and the daemon's keep the loop
+	 * running. */
 	uv_unref((uv_handle_t *)w->turn);
 	uv_unref((uv_handle_t *)w->idle);
 	return 0;
@@ -149,119 +296,4 @@ void ws_writer_stop(struct ws_writer *w)
 		uv_close((uv_handle_t *)w->idle, ws_handle_freed);
 	w->turn = NULL;
 	w->idle = NULL;
-	free(w->scratch);
-	w->scratch = NULL;
-	w->scratch_cap = 0;
-}
-
-void ws_wake(void *owner)
-{
-	struct ws_conn *c = owner;
-
-	if (c->closing)
-		return;
-	fifo_push(ws_writer_of(c->srv), c);
-	if (event_sub_is_closed(c->sub))
-		lws_set_timeout(c->wsi, PENDING_TIMEOUT_CLOSE_SEND,
-				WS_CLOSE_FLUSH_S);
-}
-
-static unsigned char *ws_scratch(struct ws_writer *w, size_t len)
-{
-	unsigned char *p;
-
-	if (LWS_PRE + len <= w->scratch_cap)
-		return w->scratch;
-	p = realloc(w->scratch, LWS_PRE + len);
-	if (!p)
-		return NULL;
-	w->scratch = p;
-	w->scratch_cap = LWS_PRE + len;
-	return p;
-}
-
-/* 0 when written; -1 when the connection must close. */
-static int ws_write_item(struct ws_conn *c, const struct stream_item *it)
-{
-	unsigned char *buf;
-	const char *text;
-	size_t len;
-
-	text = event_sub_text(it, &len);
-	buf = ws_scratch(ws_writer_of(c->srv), len);
-	if (!buf)
-		return -1;
-	memcpy(buf + LWS_PRE, text, len);
-	/* lws keeps what the socket did not take and sends it first. */
-	return lws_write(c->wsi, buf + LWS_PRE, len, LWS_WRITE_TEXT) < (int)len
-		   ? -1
-		   : 0;
-}
-
-static void ws_cork(struct ws_conn *c, int on)
-{
-	setsockopt(c->fd, IPPROTO_TCP, TCP_CORK, &on, sizeof(on));
-}
-
-/*
- * Hand up to a batch of c's queue to lws.  Returns the messages written,
- * or -1 when the connection must close; *ended is set when the stream's
- * closed message went out.
- */
-static int ws_write_batch(struct ws_conn *c, int *ended)
-{
-	const struct stream_item *it;
-	size_t bytes = 0;
-	int n = 0;
-
-	while (n < WS_BATCH_MSGS && bytes < WS_BATCH_BYTES &&
-	       (it = event_sub_peek(c->sub))) {
-		enum stream_item_kind kind = it->kind;
-		size_t len;
-
-		event_sub_text(it, &len);
-		if (ws_write_item(c, it))
-			return -1;
-		event_sub_pop(c->sub);
-		n++;
-		bytes += len;
-		if (kind == STREAM_CLOSED) {
-			*ended = 1;
-			break;
-		}
-		/* The socket is full: lws keeps the rest, wait for room. */
-		if (lws_partial_buffered(c->wsi))
-			break;
-	}
-	return n;
-}
-
-int ws_writeable(struct ws_conn *c)
-{
-	struct ws_writer *w = ws_writer_of(c->srv);
-	int corked, ended = 0, n;
-
-	if (!c->sub || c->closing)
-		return 0;
-	corked = event_sub_queued(c->sub) > 1;
-	if (corked)
-		ws_cork(c, 1);
-	n = ws_write_batch(c, &ended);
-	if (corked)
-		ws_cork(c, 0);
-	if (n < 0)
-		return -1;
-	if (n) {
-		w->stats.batches++;
-		w->stats.messages += (uint64_t)n;
-		if ((uint64_t)n > w->stats.max_batch)
-			w->stats.max_batch = (uint64_t)n;
-	}
-	if (ended)
-		return ws_close_stream(c);
-	if (event_sub_peek(c->sub))
-		fifo_push(w, c); /* the rest after the others' turn */
-	else if (event_sub_is_closed(c->sub))
-		return ws_close_stream(c); /* its closed message was lost */
-	return 0;
 }

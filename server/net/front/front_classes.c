@@ -35,7 +35,7 @@
 #include "log.h"
 
 /* Descriptors the daemon needs besides the front's connections: the
- * workers' sockets, the plugins, the loop, the log, lws and MHD. */
+ * workers' sockets, the plugins, the loop, the log and MHD. */
 #define FRONT_NOFILE_SPARE 1024
 
 static const char refusal_head[] = "HTTP/1.1 503 Service Unavailable\r\n"

@@ -5,16 +5,15 @@
  *
  * libmicrohttpd 0.9.75 answers some malformed heads itself, before any
  * handler runs, with HTML pages (and, for an overflowing Content-Length,
- * its status line and headers twice); libwebsockets has its own answers
- * too.  The front sees every new connection's whole head first, so it
+ * its status line and headers twice).  The front sees every new connection's whole head first, so it
  * refuses those heads here with the API's JSON error object and closes.
  * It also closes the request smuggling surface: two different
  * Content-Lengths, or a Content-Length next to a Transfer-Encoding, are
  * refused instead of one of them winning.
  *
  * This is not an HTTP parser: only the request line's shape, the header
- * names and the two framing headers are looked at, and libmicrohttpd or
- * libwebsockets still parse whatever they serve.  The trade-off is that
+ * names and the two framing headers are looked at, and libmicrohttpd
+ * still parses whatever it serves.  The trade-off is that
  * only the first request of a connection passes here: the requests that
  * follow on a kept-alive connection go to libmicrohttpd directly.
  */

@@ -122,7 +122,8 @@ static void flags_set(void **sc, uintptr_t flags)
 
 /* An MHD connection counts from STARTED to CLOSED (MHD reports CLOSED
  * also when it could not take a connection after STARTED), in its class;
- * one moved to the WebSocket server is counted there from the move. */
+ * an upgraded one in the streams until MHD closes it, after the
+ * WebSocket server gave it back. */
 static void mhd_notify(void *cls, struct MHD_Connection *c, void **socket_ctx,
 		       enum MHD_ConnectionNotificationCode toe)
 {
@@ -134,8 +135,6 @@ static void mhd_notify(void *cls, struct MHD_Connection *c, void **socket_ctx,
 		return;
 	}
 	flags_set(socket_ctx, 0);
-	if (flags & MHD_CONN_MOVED)
-		return;
 	if (flags & MHD_CONN_IN_FLIGHT)
 		f->busy_reqs--;
 	front_conn_gone(
@@ -158,7 +157,9 @@ static void *mhd_uri(void *cls, const char *uri, struct MHD_Connection *c)
 }
 
 /* A request ended.  An event stream that ended on a connection kept
- * alive makes it a request/response connection again. */
+ * alive makes it a request/response connection again; an upgraded one
+ * ends (MHD reports its request completed when the WebSocket server gave
+ * the socket back) and stays a stream until its CLOSED. */
 static void mhd_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 			  enum MHD_RequestTerminationCode toe)
 {
@@ -169,9 +170,13 @@ static void mhd_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 	rest_request_completed(f->net, c, req_cls, toe);
 	if (flags & MHD_CONN_IN_FLIGHT)
 		f->busy_reqs--;
+	if (flags & MHD_CONN_UPGRADED) {
+		flags_set(sc, flags & ~(uintptr_t)MHD_CONN_IN_FLIGHT);
+		return;
+	}
 	if (flags & MHD_CONN_STREAM)
 		front_to_requests(f);
-	flags_set(sc, flags & MHD_CONN_MOVED);
+	flags_set(sc, 0);
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
@@ -184,13 +189,12 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 int front_mhd_start(struct http_front *f)
 {
 	const union MHD_DaemonInfo *info;
-	/* MHD_USE_TURBO: MHD closes a connection without shutdown(), so
-	 * that one moved to the WebSocket server (its fd dup'ed, see
-	 * front_upgrade.c) lives on when MHD closes its copy.  It also makes
-	 * MHD try a read or write before waiting for readiness. */
+	/* MHD_USE_TURBO: MHD tries a read or write before waiting for
+	 * readiness.  MHD_ALLOW_UPGRADE: WebSocket upgrades are MHD's
+	 * (front_upgrade.c). */
 	unsigned int flags = MHD_USE_NO_LISTEN_SOCKET | MHD_USE_EPOLL |
-			     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
-			     MHD_USE_TURBO;
+			     MHD_ALLOW_SUSPEND_RESUME | MHD_ALLOW_UPGRADE |
+			     MHD_USE_ERROR_LOG | MHD_USE_TURBO;
 
 	f->mhd = MHD_start_daemon(
 	    flags, 0, NULL, NULL, rest_access_handler, f->net,

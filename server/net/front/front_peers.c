@@ -2,7 +2,8 @@
 /*
  * Who holds the front's connections (http_front_priv.h): one entry per
  * open connection from a non-loopback address, from its accept to its
- * close, whoever serves it (peek, libmicrohttpd, WebSocket).
+ * close, whoever serves it (peek, libmicrohttpd, a WebSocket on a socket
+ * MHD upgraded).
  *
  * Loopback clients are not listed: they are the box's own admin (and
  * any local proxy, which carries many clients on one address), so they
@@ -63,15 +64,6 @@ void front_peer_del(struct http_front *f, int fd)
 	for (unsigned int i = 0; i < f->npeers; i++)
 		if (f->peers[i].fd == fd) {
 			f->peers[i] = f->peers[--f->npeers];
-			return;
-		}
-}
-
-void front_peer_move(struct http_front *f, int fd, int to)
-{
-	for (unsigned int i = 0; i < f->npeers; i++)
-		if (f->peers[i].fd == fd) {
-			f->peers[i].fd = to;
 			return;
 		}
 }

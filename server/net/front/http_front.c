@@ -3,35 +3,34 @@
  * The one port of the network API.
  *
  * Everything runs on the daemon's loop: libmicrohttpd through its epoll
- * fd and timeout (front_mhd.c), libwebsockets as a foreign libuv loop
- * (ws.c).  So every REST handler runs in the loop thread next to the
- * tuners, and a request waiting for a tuner is a suspended MHD
- * connection, never a thread.
+ * fd and timeout (front_mhd.c), the WebSocket streams on sockets MHD
+ * upgraded (ws.c, wslay).  So every REST handler runs in the loop thread
+ * next to the tuners, and a request waiting for a tuner is a suspended
+ * MHD connection, never a thread.
  *
- * The front accepts itself so that a WebSocket upgrade can go to
- * libwebsockets instead: it peeks at the request head without taking the
+ * The front accepts itself so that a new connection's first request head
+ * is checked before MHD sees it: it peeks at the head without taking the
  * bytes (MSG_PEEK), in a private edge-triggered epoll set so a partial
- * head costs nothing until more bytes come, and decides on the
- * "Upgrade: websocket" header.  Before that the head's bounds are checked
- * (front_head.c) and a head out of them answered with the API's JSON
- * error, not libmicrohttpd's HTML.  The peek is bounded by
- * HTTP_FRONT_PEEK_MAX bytes (a bigger head is refused with 431) and by
- * the head's deadline, HTTP_FRONT_HEAD_S from the accept: a
- * head not complete by then is closed unanswered.  MHD's own timeout
- * restarts with every byte, so without this deadline a client trickling
- * one byte every few seconds would hold its slot for ever (slowloris).
- * MHD's timeout still closes kept-alive connections left idle.
+ * head costs nothing until more bytes come.  A head out of bounds
+ * (front_head.c) is answered with the API's JSON error, not
+ * libmicrohttpd's HTML.  The peek is bounded by HTTP_FRONT_PEEK_MAX
+ * bytes (a bigger head is refused with 431) and by the head's deadline,
+ * HTTP_FRONT_HEAD_S from the accept: a head not complete by then is
+ * closed unanswered.  MHD's own timeout restarts with every byte, so
+ * without this deadline a client trickling one byte every few seconds
+ * would hold its slot for ever (slowloris).  MHD's timeout still closes
+ * kept-alive connections left idle.  Every connection then goes to MHD,
+ * WebSocket upgrades included (front_upgrade.c).
  *
  * Admission (front_classes.c, front_peers.c): a cap per connection
  * class, at most HTTP_FRONT_PER_ADDR per non-loopback address, and the
  * last HTTP_FRONT_LOOPBACK_RESERVE request slots for loopback clients
- * only.  Only the first head is peeked at: a later upgrade on the
- * connection comes back from libmicrohttpd (front_upgrade.c).
+ * only.
  *
  * The connection counts, here: a connection counts as a request from its
  * accept while it is peeked at, then from libmicrohttpd's STARTED to its
- * CLOSED notification (as a stream while it serves SSE), or as a stream
- * from its hand-over until the WebSocket server reports it closed.
+ * CLOSED notification (as a stream while it serves SSE, and from its
+ * upgrade on when it is a WebSocket).
  *
  * Stopping: closing the listener is the quiesce (MHD has no listening
  * socket, so MHD_quiesce_daemon() has nothing to do).  The waiting
@@ -39,8 +38,8 @@
  * until every answer and last message is handed to the kernel (no
  * request in flight, no WebSocket still to say goodbye, nothing ready in
  * the loop), at most HTTP_FRONT_STOP_MS for clients that stopped
- * reading.  MHD_stop_daemon() and the WebSocket server's teardown close
- * the rest.
+ * reading.  The WebSocket server's teardown gives its sockets back to
+ * MHD, and MHD_stop_daemon() closes the rest.
  */
 #define _GNU_SOURCE /* accept4 */
 #include "http_front.h"
@@ -53,7 +52,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -127,68 +125,14 @@ static void refuse(struct http_front *f, struct pending *p)
 	pending_close(f, p);
 }
 
-/* Does the request head head[0..len) (the first request's only: what
- * follows it on the connection is libmicrohttpd's to read, and an
- * upgrade there reaches the WebSocket server through it, see
- * front_upgrade.c) carry "Upgrade: websocket"?  Only the header names
- * and this one value are looked at; libmicrohttpd and libwebsockets
- * parse the request for real. */
-static int head_wants_websocket(const char *head, size_t len)
-{
-	const char *p = memchr(head, '\n', len), *end = head + len;
-
-	while (p && p + 1 < end) {
-		const char *line = p + 1, *eol, *v;
-
-		p = memchr(line, '\n', (size_t)(end - line));
-		eol = p ? p : end;
-		if ((size_t)(eol - line) < 8 ||
-		    strncasecmp(line, "upgrade:", 8))
-			continue;
-		for (v = line + 8; v + 9 <= eol; v++)
-			if (!strncasecmp(v, "websocket", 9))
-				return 1;
-	}
-	return 0;
-}
-
-/* The WebSocket server closed a connection it adopted. */
-static void ws_conn_closed(void *arg, int fd)
-{
-	front_conn_gone(arg, FRONT_STREAMS, fd);
-}
-
-/* The streams are full: p (unlinked) gets the 503 and is closed. */
-static void recv_head_and_refuse(struct http_front *f, struct pending *p)
-{
-	char sink[HTTP_FRONT_PEEK_MAX];
-	ssize_t n = recv(p->fd, sink, sizeof(sink), MSG_DONTWAIT);
-
-	(void)n;
-	front_send_refusal(p->fd, front_full_body(f, FRONT_STREAMS));
-	front_conn_gone(f, FRONT_REQUESTS, p->fd);
-	close(p->fd);
-	free(p);
-}
-
-/* The pending connection's slot goes with it: to the WebSocket server,
- * or (released here, taken again by MHD's STARTED) to MHD.  Its address
- * stays listed until it closes (MHD's CLOSED, the WebSocket's end). */
-static void hand_over(struct http_front *f, struct pending *p, int ws)
+/* The pending connection's slot goes with it to MHD (released here,
+ * taken again by MHD's STARTED).  Its address stays listed until it
+ * closes (MHD's CLOSED). */
+static void hand_over(struct http_front *f, struct pending *p)
 {
 	int fd = p->fd;
 
 	pending_unlink(f, p);
-	if (ws && front_to_stream(f)) {
-		recv_head_and_refuse(f, p);
-		return;
-	}
-	if (ws) {
-		if (ws_adopt(f->ws, fd, NULL, 0) < 0)
-			front_conn_gone(f, FRONT_STREAMS, fd);
-		free(p);
-		return;
-	}
 	f->conns[FRONT_REQUESTS]--;
 	if (MHD_add_connection(f->mhd, fd, (struct sockaddr *)&p->peer,
 			       p->peer_len) == MHD_YES) {
@@ -240,9 +184,7 @@ static void pending_check(struct http_front *f, struct pending *p, int late)
 		pending_close(f, p);
 		return;
 	}
-	hand_over(
-	    f, p,
-	    head_wants_websocket(head, end ? (size_t)(end - head) : (size_t)n));
+	hand_over(f, p);
 }
 
 static void peek_ready(struct loop *l, int fd, unsigned int events, void *arg)
@@ -445,6 +387,12 @@ int http_front_bound_port(int fd)
 	return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
 }
 
+/* The WebSocket server gave a socket back: MHD closes it when it runs. */
+static void front_ws_kick(void *arg)
+{
+	http_front_kick_soon(arg);
+}
+
 struct http_front *http_front_start(struct net_api *net, const char *spec)
 {
 	struct http_front *f = calloc(1, sizeof(*f));
@@ -477,7 +425,7 @@ struct http_front *http_front_start(struct net_api *net, const char *spec)
 	}
 	f->sse = sse_set_new(net->d, f);
 	errno = 0;
-	f->ws = ws_server_new(net->d, ws_conn_closed, f);
+	f->ws = ws_server_new(net->d, front_ws_kick, f);
 	if (!f->ws && errno)
 		err = -errno;
 	if (f->peek_ep < 0 || !f->sse || !f->ws || front_mhd_start(f) ||
@@ -521,9 +469,8 @@ int http_front_extra_port(const struct http_front *f)
 }
 
 /* Nothing of the front's waits for the loop any more: every request is
- * answered, every WebSocket handed its last message to lws, and nothing
- * is ready in the loop (so those bytes, and lws's close frames, are in
- * the kernel). */
+ * answered, every WebSocket handed its last message and its close frame
+ * to the kernel, and nothing is ready in the loop. */
 static int front_settled(struct http_front *f)
 {
 	struct pollfd pfd = {.fd = loop_fd(f->loop), .events = POLLIN};
@@ -591,8 +538,11 @@ void http_front_stop(struct http_front *f)
 		rest_cancel_waiting(f->net);
 		front_drain(f);
 	}
-	front_mhd_stop(f);
+	/* The WebSocket sockets go back to MHD before it stops: it closes
+	 * them, and reports them closed, as any other connection. */
 	ws_server_free(f->ws);
+	f->ws = NULL;
+	front_mhd_stop(f);
 	sse_set_free(f->sse);
 	free(f->peers);
 	free(f);

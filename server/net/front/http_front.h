@@ -4,14 +4,10 @@
  *
  * The front owns the listening socket and accepts in the daemon's loop.
  * It peeks at each new connection's request head (the bytes stay in the
- * socket) and hands it on:
- *  - "Upgrade: websocket" -> the front's WebSocket server (ws.h), which
- *    takes ownership of the fd;
- *  - anything else -> libmicrohttpd (REST, static files, and
- *    GET /api/v1/events as Server-Sent Events through sse_handle()).
- *
- * An upgrade in a later head on the connection (libmicrohttpd read it)
- * comes back through the REST handler to http_front_upgrade().
+ * socket), checks its bounds and hands it to libmicrohttpd: REST, static
+ * files, GET /api/v1/events as Server-Sent Events (sse_handle()) and as
+ * WebSocket (MHD's upgrade; the REST handler calls http_front_upgrade()
+ * and the front's WebSocket server, ws.h, serves the upgraded socket).
  *
  * Connections are counted here only, in two classes with a cap each
  * (front_classes.c): request/response connections (every connection
@@ -90,16 +86,11 @@ void http_front_kick(struct http_front *f);
 void http_front_kick_soon(struct http_front *f);
 
 /*
- * The WebSocket upgrade MHD read on c (not its first head): target is
- * the request target as the client sent it, version MHD's.  0: the
- * connection moved to the WebSocket server, which answers it, and the
- * handler must return MHD_NO so that MHD lets go of it silently;
- * -EBUSY: the streams are full (answer http_front_streams_full()'s 503);
- * -E2BIG: the head is over HTTP_FRONT_PEEK_MAX (431); another negative
- * errno: it could not move (503).
+ * A WebSocket upgrade on c is about to be answered with its 101: c moves
+ * to the stream class until MHD closes it.  0, or -EBUSY when the
+ * streams are full (answer http_front_streams_full()'s 503).
  */
-int http_front_upgrade(struct http_front *f, struct MHD_Connection *c,
-		       const char *target, const char *version);
+int http_front_upgrade(struct http_front *f, struct MHD_Connection *c);
 /* An SSE stream begins on c: 0, or -EBUSY when the streams are full.
  * Its end (the request's completion) makes c a request again. */
 int http_front_stream_begin(struct http_front *f, struct MHD_Connection *c);
@@ -108,7 +99,7 @@ char *http_front_streams_full(const struct http_front *f);
 
 /* The SSE streams served through this front (sse_stream.h). */
 struct sse_set *http_front_sse(const struct http_front *f);
-/* The WebSocket server the front hands its upgrades to (ws.h). */
+/* The WebSocket server that serves the upgraded sockets (ws.h). */
 struct ws_server *http_front_ws(const struct http_front *f);
 
 #endif /* TUNERD_HTTP_FRONT_H */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * http_front_priv.h - private to the front: its state, shared by
- * http_front.c (accept, peek, hand over, stop) and front_mhd.c
+ * http_front.c (accept, peek, hand over, stop), front_upgrade.c,
+ * front_classes.c, front_peers.c, front_head.c and front_mhd.c
  * (libmicrohttpd on the loop).  Loop thread only.
  */
 #ifndef TUNERD_HTTP_FRONT_PRIV_H
@@ -58,13 +59,13 @@ struct http_front {
 };
 
 /* What the front knows of an MHD connection, kept as its socket
- * context: a request in flight, serving an event stream (SSE), or moved
- * to the WebSocket server (MHD's copy of the fd is then closed silently,
- * the connection lives on). */
+ * context: a request in flight, serving an event stream (SSE, or a
+ * WebSocket), upgraded to WebSocket (it stays a stream until MHD closes
+ * it). */
 enum {
 	MHD_CONN_IN_FLIGHT = 1,
 	MHD_CONN_STREAM = 2,
-	MHD_CONN_MOVED = 4,
+	MHD_CONN_UPGRADED = 4,
 };
 
 struct sockaddr;
@@ -77,8 +78,6 @@ unsigned int front_peer_count(const struct http_front *f,
 void front_peer_add(struct http_front *f, int fd, const unsigned char addr[16]);
 /* Forget fd's entry (a no-op when it has none). */
 void front_peer_del(struct http_front *f, int fd);
-/* The connection listed as fd goes on as to (a dup of it). */
-void front_peer_move(struct http_front *f, int fd, int to);
 
 /* An admitted connection of class cls closed: its slots are free. */
 void front_conn_gone(struct http_front *f, enum front_class cls, int fd);

@@ -40,15 +40,13 @@ void *rest_uri_log(void *cls, const char *uri, struct MHD_Connection *c)
 		r->conn = c;
 		r->t0_ns = loop_now_ns();
 		r->uri_len = uri ? strlen(uri) : 0;
-		/* Only the event stream can be upgraded: its target, as the
-		 * client sent it, goes to the WebSocket server then.  (MHD
-		 * unescapes the URI in place after this callback.) */
-		if (r->uri_len <= REST_URI_MAX &&
-		    !strncmp(uri, REST_EVENTS_PATH,
-			     sizeof(REST_EVENTS_PATH) - 1) &&
-		    (uri[sizeof(REST_EVENTS_PATH) - 1] == '\0' ||
-		     uri[sizeof(REST_EVENTS_PATH) - 1] == '?'))
-			r->target = strdup(uri);
+		/* Only the event stream can be upgraded (rest_upgrade.c);
+		 * the path as the client sent it, before MHD unescapes it. */
+		r->upgradable = r->uri_len <= REST_URI_MAX &&
+				!strncmp(uri, REST_EVENTS_PATH,
+					 sizeof(REST_EVENTS_PATH) - 1) &&
+				(uri[sizeof(REST_EVENTS_PATH) - 1] == '\0' ||
+				 uri[sizeof(REST_EVENTS_PATH) - 1] == '?');
 	}
 	return r;
 }
@@ -87,7 +85,6 @@ void rest_request_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 		r->ext_free(r->ext);
 	json_decref(r->reply);
 	free(r->body);
-	free(r->target);
 	free(r);
 	*req_cls = NULL;
 }
@@ -490,7 +487,7 @@ static enum MHD_Result first_call(struct rest_req *r, const char *method,
 				  json_pack("{s:i}", "max", REST_BODY_MAX),
 				  "the body is larger than %d bytes",
 				  REST_BODY_MAX);
-	if (r->target && !r->net->stopping && !strcmp(method, "GET") &&
+	if (r->upgradable && !r->net->stopping && !strcmp(method, "GET") &&
 	    rest_wants_websocket(r->conn))
 		return rest_upgrade(r, version);
 	return MHD_YES;

@@ -54,9 +54,9 @@ struct rest_req {
 	struct net_api *net;
 	struct MHD_Connection *conn;
 	size_t uri_len;
-	char *target; /* the event stream's request target, as sent */
-	int started;  /* the head was seen */
-	int sse;      /* handed to sse_handle() */
+	int upgradable; /* the event stream's path: may ask for WebSocket */
+	int started;    /* the head was seen */
+	int sse;        /* handed to sse_handle() */
 	char *body;
 	size_t body_len, body_cap;
 	int too_large;
@@ -104,8 +104,8 @@ void rest_request_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 			    enum MHD_RequestTerminationCode toe);
 /* Does the request on c ask for "Upgrade: websocket"? (rest_upgrade.c) */
 int rest_wants_websocket(struct MHD_Connection *c);
-/* Move r's connection (its target is the event stream's) to the
- * WebSocket server, or answer why not: MHD_NO once it moved. */
+/* Answer r's upgrade (its path is the event stream's): MHD's 101, whose
+ * socket the WebSocket server then serves, or the API's error. */
 enum MHD_Result rest_upgrade(struct rest_req *r, const char *version);
 /* Shutdown: cancel the command of every suspended request and resume it
  * with a 503. */
@@ -180,8 +180,8 @@ enum MHD_Result rest_suspend(struct rest_req *r);
 
 /* ---- /metrics (rest_metrics.c) ---- */
 enum MHD_Result rest_metrics_get(struct rest_req *r);
-/* Count r's answer, as MHD is done with it (none when the connection
- * went to the WebSocket server). */
+/* Count r's answer, as MHD is done with it (a WebSocket's 101 when its
+ * stream ended). */
 void rest_metrics_request_done(struct rest_req *r);
 /* 1 when bearer is the configuration's scrape token. */
 int rest_metrics_token_ok(const struct net_api *net, const char *bearer);

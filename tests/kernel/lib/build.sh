@@ -76,12 +76,6 @@ stage_tunerd() {
 	install -D -m 0644 "$opt/firmware/xc3028-v27.fw" \
 		"$st/lib/firmware/xc3028-v27.fw"
 	copy_libs "$st" "$opt/bin/tunerd" "$opt"/plugins/*.so
-	# libwebsockets opens its libuv glue as a plugin at run time, from
-	# the path it was built with: ldd does not see it.
-	for f in $(dpkg -L libwebsockets-evlib-uv | grep '\.so$'); do
-		copy_libs "$st" "$f"
-		install -D -m 0755 "$(readlink -f "$f")" "$st$f"
-	done
 	# The network API checks read JSON with jq (busybox wget fetches).
 	install -m 0755 "$(command -v jq)" "$st/bin/jq"
 	copy_libs "$st" "$st/bin/jq"

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * The WebSocket server's writes (server/net/events/ws_write.c), through
- * real TCP connections on loopback and the real lws server on the loop:
- *  - the events queued for a client go out in one batch (one WRITEABLE
- *    callback, one corked write), as ws_server_stats() counts them;
+ * real TCP connections on loopback to the network API's front on the
+ * loop (api_start(): the peek, libmicrohttpd's upgrade, wslay):
+ *  - the events queued for a client go out in one batch (framed by wslay
+ *    into one buffer, one write), as ws_server_stats() counts them;
  *  - a loop turn writes a bounded number of messages: with more queued
  *    than a turn takes, some clients wait for a later turn ("deferred"),
  *    and every client still gets every event, in order.
@@ -24,7 +25,9 @@
 #include "daemon.h"
 #include "event_stream.h"
 #include "eventbus.h"
+#include "http_front.h"
 #include "loop.h"
+#include "net_api.h"
 #include "ws.h"
 
 #define MAX_CLIENTS 200
@@ -75,20 +78,16 @@ static size_t count(const struct client *c, const char *what)
 	return n;
 }
 
-static int client_open(struct client *c, int lfd)
+static int client_open(struct client *c, int port)
 {
-	struct sockaddr_in a;
-	socklen_t len = sizeof(a);
-	int sfd;
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_port = htons((uint16_t)port),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 
-	getsockname(lfd, (struct sockaddr *)&a, &len);
 	c->fd = socket(AF_INET, SOCK_STREAM, 0);
 	c->buf = malloc(CLIENT_BUF);
 	if (c->fd < 0 || !c->buf ||
 	    connect(c->fd, (struct sockaddr *)&a, sizeof(a)) < 0)
-		return -1;
-	sfd = accept(lfd, NULL, NULL);
-	if (sfd < 0 || ws_adopt(Srv, sfd, NULL, 0))
 		return -1;
 	return write(c->fd, upgrade, sizeof(upgrade) - 1) ==
 		       (ssize_t)(sizeof(upgrade) - 1)
@@ -116,29 +115,35 @@ static int pump(int nclients, const char *what, size_t n)
 
 static int setup(int nclients)
 {
-	struct sockaddr_in a = {.sin_family = AF_INET,
-				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	int lfd = socket(AF_INET, SOCK_STREAM, 0), err = 0;
+	struct net_api *net;
+	int err = 0, port;
 
 	memset(&D, 0, sizeof(D));
 	D.loop = loop_new();
 	D.events = eventbus_new(4096);
 	snprintf(D.name, sizeof(D.name), "test");
 	eventbus_set_box(D.events, D.name);
-	Srv = ws_server_new(&D, NULL, NULL);
-	if (!Srv || lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof(a)) ||
-	    listen(lfd, MAX_CLIENTS))
+	if (api_option(&D, "listen", "127.0.0.1:0") ||
+	    api_option(&D, "status-interval-ms", "0") || api_start(&D))
 		return -1;
-	for (int i = 0; i < nclients && !err; i++)
-		err = client_open(&Cl[i], lfd);
-	close(lfd);
+	net = net_api_of(&D);
+	Srv = http_front_ws(net->front);
+	port = http_front_port(net->front);
+	if (!Srv || port <= 0)
+		return -1;
+	/* The front accepts as the loop runs: the listen backlog is
+	 * shorter than the clients. */
+	for (int i = 0; i < nclients && !err; i++) {
+		err = client_open(&Cl[i], port);
+		loop_run_once(D.loop, 0);
+	}
 	return err ? -1 : pump(nclients, NULL, 0);
 }
 
 static void teardown(int nclients)
 {
 	event_streams_stop(&D);
-	ws_server_free(Srv);
+	api_stop(&D);
 	for (int i = 0; i < nclients; i++) {
 		close(Cl[i].fd);
 		free(Cl[i].buf);
