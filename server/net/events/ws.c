@@ -461,19 +461,22 @@ static void ws_keepalive_one(struct ws_conn *c, uint64_t now)
 	}
 }
 
-static long ws_keepalive(struct loop *l, uint64_t id, void *arg)
+void ws_server_keepalive(struct ws_server *srv, uint64_t now_ms)
 {
-	struct ws_server *srv = arg;
-	uint64_t now = loop_now_ms();
 	struct ws_conn *c, *next;
 
-	(void)l;
-	(void)id;
 	for (c = srv->conns; c; c = next) {
 		next = c->next;
 		if (c->ws)
-			ws_keepalive_one(c, now);
+			ws_keepalive_one(c, now_ms);
 	}
+}
+
+static long ws_keepalive(struct loop *l, uint64_t id, void *arg)
+{
+	(void)l;
+	(void)id;
+	ws_server_keepalive(arg, loop_now_ms());
 	return WS_SWEEP_MS;
 }
 

@@ -72,6 +72,9 @@ struct ws_stats {
 	uint64_t batches, messages, max_batch, deferred;
 };
 void ws_server_stats(const struct ws_server *srv, struct ws_stats *out);
+/* The keepalive's sweep as of now_ms (a ping after 30 s of a client's
+ * silence, the end after 60 s); its timer runs it every second. */
+void ws_server_keepalive(struct ws_server *srv, uint64_t now_ms);
 /*
  * Give every connection back to libmicrohttpd (closed on its next run or
  * by MHD_stop_daemon()) and free the server.  Call it before stopping

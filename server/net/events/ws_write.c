@@ -167,14 +167,19 @@ int ws_flush(struct ws_conn *c)
 		return -1;
 	}
 	ws_watch(c, c->out_len ? LOOP_READ | LOOP_WRITE : LOOP_READ);
+	/* Whoever emptied the buffer (the writer, the socket's room, a
+	 * ping, a pong, a reply), the rest of the queue gets its turn: once
+	 * the socket is no longer watched for room, nothing else would
+	 * bring back a client whose queue is not empty (its hub wakes it
+	 * only when the queue was empty, a catch-up never). */
+	if (!c->out_len && !c->closing && c->sub && event_sub_peek(c->sub))
+		fifo_push(ws_writer_of(c->srv), c);
 	return 0;
 }
 
 void ws_writable(struct ws_conn *c)
 {
-	if (ws_flush(c) == 0 && !c->out_len && c->sub &&
-	    event_sub_peek(c->sub) && !c->closing)
-		fifo_push(ws_writer_of(c->srv), c);
+	ws_flush(c);
 }
 
 /*
@@ -233,9 +238,7 @@ static void ws_turn_write(struct ws_writer *w, struct ws_conn *c)
 	 * say. */
 	if (ended || (!event_sub_peek(c->sub) && event_sub_is_closed(c->sub)))
 		ws_close_stream(c);
-	if (ws_flush(c) == 0 && !c->out_len && !c->closing &&
-	    event_sub_peek(c->sub))
-		fifo_push(w, c); /* the rest after the others' turn */
+	ws_flush(c); /* the rest, if any, after the others' turn */
 }
 
 /* Before the poll: write the turn's clients, as many as the turn's
