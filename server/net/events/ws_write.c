@@ -51,6 +51,8 @@
  * the control frames; beyond this (pongs for a client that pings and
  * never reads) the connection ends. */
 #define WS_OUT_MAX (256 * 1024)
+/* An empty buffer larger than this is freed (ws_out_drained()). */
+#define WS_OUT_KEEP 4096
 
 /* ---- the FIFO of writers ---- */
 
@@ -135,6 +137,20 @@ ssize_t ws_send_cb(wslay_event_context_ptr ctx, const uint8_t *data, size_t len,
 	return (ssize_t)len;
 }
 
+/* All of the buffer went.  A buffer a burst grew is given back: a
+ * thousand idle subscribers would otherwise keep a burst's size each
+ * (tens of MiB in all); a busy client allocates it again per batch,
+ * which costs less than the write it fills. */
+static void ws_out_drained(struct ws_conn *c)
+{
+	c->out_off = c->out_len = 0;
+	if (c->out_cap > WS_OUT_KEEP) {
+		free(c->out);
+		c->out = NULL;
+		c->out_cap = 0;
+	}
+}
+
 /* Both sides closed and everything went: the connection is done. */
 static int ws_done(const struct ws_conn *c)
 {
@@ -161,7 +177,7 @@ int ws_flush(struct ws_conn *c)
 	if (n > 0)
 		c->out_off += (size_t)n;
 	if (c->out_off == c->out_len)
-		c->out_off = c->out_len = 0;
+		ws_out_drained(c);
 	if (ws_done(c)) {
 		ws_release(c);
 		return -1;
