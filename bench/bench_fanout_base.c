@@ -5,15 +5,13 @@
  * eventbus_publish() on a bus of its own, which writes each event's
  * serialised text, the very bytes tunerd's hub sends, to every
  * connection.  libmicrohttpd parses the upgrade and sends the 101 (its
- * own upgrade, the accept key from OpenSSL), wslay frames: what the
+ * own upgrade, the accept key from ws_accept_key()), wslay frames: what the
  * daemon does, without its checks, classes, queues, batching and turns.
  * Each event is queued to wslay and sent at once on every connection;
  * wslay's send callback writes each frame part with send() (the header
  * with MSG_MORE, as wslay flags it), the plain way to drive wslay.
  */
 #include <microhttpd.h>
-#include <openssl/evp.h>
-#include <openssl/sha.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +21,8 @@
 #include "bench_fanout.h"
 #include "eventbus.h"
 #include "loop.h"
+#include "ws.h"
 
-#define BASE_GUID "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 /* More than bench_fanout's largest --subscribers. */
 #define BASE_CONNS_MAX 8192
 
@@ -153,11 +151,9 @@ static enum MHD_Result base_request(void *cls, struct MHD_Connection *c,
 {
 	const char *key = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 						      "Sec-WebSocket-Key");
-	unsigned char md[SHA_DIGEST_LENGTH];
-	char in[128], accept[32];
+	char accept[WS_ACCEPT_LEN + 1];
 	struct MHD_Response *r;
 	enum MHD_Result ret;
-	int n;
 
 	(void)cls;
 	(void)url;
@@ -166,11 +162,8 @@ static enum MHD_Result base_request(void *cls, struct MHD_Connection *c,
 	(void)data;
 	(void)data_len;
 	(void)req_cls;
-	n = key ? snprintf(in, sizeof(in), "%s%s", key, BASE_GUID) : -1;
-	if (n < 0 || (size_t)n >= sizeof(in) ||
-	    !EVP_Digest(in, (size_t)n, md, NULL, EVP_sha1(), NULL))
+	if (ws_accept_key(key, accept))
 		return MHD_NO;
-	EVP_EncodeBlock((unsigned char *)accept, md, sizeof(md));
 	r = MHD_create_response_for_upgrade(base_upgraded, NULL);
 	if (!r)
 		return MHD_NO;

@@ -65,7 +65,6 @@ struct ws_server {
 	struct daemon *d;
 	struct loop *loop;
 	struct ws_conn *conns; /* served, and prepared by a handshake */
-	unsigned int nconns;
 	ws_kick_fn kick;
 	void *kick_arg;
 	uint64_t keepalive;
@@ -76,16 +75,6 @@ struct ws_server {
 struct ws_writer *ws_writer_of(struct ws_server *srv)
 {
 	return &srv->writer;
-}
-
-struct loop *ws_loop_of(struct ws_server *srv)
-{
-	return srv->loop;
-}
-
-struct daemon *ws_daemon_of(struct ws_server *srv)
-{
-	return srv->d;
 }
 
 struct log_budget *ws_refusal_budget(struct ws_server *srv)
@@ -106,7 +95,6 @@ static void ws_conn_link(struct ws_server *srv, struct ws_conn *c)
 	if (c->next)
 		c->next->prev = c;
 	srv->conns = c;
-	srv->nconns++;
 }
 
 static void ws_conn_unlink(struct ws_conn *c)
@@ -120,7 +108,6 @@ static void ws_conn_unlink(struct ws_conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	c->prev = c->next = NULL;
-	srv->nconns--;
 }
 
 struct ws_conn *ws_conn_new(struct ws_server *srv)
@@ -365,7 +352,7 @@ static void ws_io(struct loop *l, int fd, unsigned int events, void *arg)
 	(void)l;
 	(void)fd;
 	if (events & LOOP_WRITE)
-		ws_writable(c);
+		ws_flush(c); /* room again: the rest of the buffer */
 	if (c->ws && (events & (LOOP_READ | LOOP_HUP)))
 		ws_read(c);
 }

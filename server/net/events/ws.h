@@ -72,6 +72,13 @@ struct ws_stats {
 	uint64_t batches, messages, max_batch, deferred;
 };
 void ws_server_stats(const struct ws_server *srv, struct ws_stats *out);
+/* Sec-WebSocket-Accept: base64 of a SHA-1, 28 characters. */
+#define WS_ACCEPT_LEN 28
+/* out = Sec-WebSocket-Accept for the client's Sec-WebSocket-Key (RFC
+ * 6455 4.2.2: base64 of the SHA-1 of the key and the protocol's GUID;
+ * OpenSSL's libcrypto): 0, or -1 for a key of more than 24 characters
+ * (NULL included). */
+int ws_accept_key(const char *key, char out[WS_ACCEPT_LEN + 1]);
 /* The keepalive's sweep as of now_ms (a ping after 30 s of a client's
  * silence, the end after 60 s); its timer runs it every second. */
 void ws_server_keepalive(struct ws_server *srv, uint64_t now_ms);

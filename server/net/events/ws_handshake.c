@@ -208,17 +208,16 @@ static int ws_query(struct ws_conn *c, struct MHD_Connection *mc,
 	return 0;
 }
 
-/* Sec-WebSocket-Accept: base64(SHA-1(key GUID)), RFC 6455 4.2.2. */
-static int ws_accept_key(struct ws_conn *c, const char *key)
+int ws_accept_key(const char *key, char out[WS_ACCEPT_LEN + 1])
 {
 	unsigned char md[SHA_DIGEST_LENGTH];
 	char in[WS_KEY_LEN + sizeof(WS_GUID)];
-	int n = snprintf(in, sizeof(in), "%s%s", key, WS_GUID);
+	int n = key ? snprintf(in, sizeof(in), "%s%s", key, WS_GUID) : -1;
 
 	if (n < 0 || (size_t)n >= sizeof(in) ||
 	    !EVP_Digest(in, (size_t)n, md, NULL, EVP_sha1(), NULL))
 		return -1;
-	return EVP_EncodeBlock((unsigned char *)c->accept, md, sizeof(md)) ==
+	return EVP_EncodeBlock((unsigned char *)out, md, sizeof(md)) ==
 		       WS_ACCEPT_LEN
 		   ? 0
 		   : -1;
@@ -237,7 +236,8 @@ struct ws_conn *ws_handshake(struct ws_server *srv, struct MHD_Connection *mc,
 	}
 	if (!ws_check_request(c, mc, version, e) &&
 	    !ws_authorize(c, mc, e, www_auth) && !ws_query(c, mc, e)) {
-		if (!ws_accept_key(c, ws_header(mc, "Sec-WebSocket-Key")))
+		if (!ws_accept_key(ws_header(mc, "Sec-WebSocket-Key"),
+				   c->accept))
 			return c;
 		api_error_set(e, 500, "internal", NULL,
 			      "cannot compute Sec-WebSocket-Accept");

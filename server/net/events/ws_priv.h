@@ -31,8 +31,6 @@ typedef struct uv_idle_s uv_idle_t;
 /* A closed stream's last message and close frame get this long to
  * drain, and the client this long to answer the close. */
 #define WS_CLOSE_FLUSH_S 20
-/* Sec-WebSocket-Accept: base64 of a SHA-1, 28 characters. */
-#define WS_ACCEPT_LEN 28
 
 struct ws_conn {
 	struct ws_server *srv; /* NULL until served, and once given back */
@@ -93,7 +91,6 @@ struct ws_writer {
 };
 
 struct ws_writer *ws_writer_of(struct ws_server *srv);
-struct loop *ws_loop_of(struct ws_server *srv);
 /* Start the per-turn writes on l (0, or -1 when out of memory); stop
  * closes its handles through the loop. */
 int ws_writer_start(struct ws_writer *w, struct loop *l);
@@ -108,8 +105,6 @@ ssize_t ws_send_cb(struct wslay_event_context *ctx, const uint8_t *data,
 /* Let wslay frame what it has queued (pongs, the close) and write c's
  * out buffer: 0, or -1 when the connection is gone (given back). */
 int ws_flush(struct ws_conn *c);
-/* The socket takes data again: write the rest (ws_write.c). */
-void ws_writable(struct ws_conn *c);
 /* The stream ended (its last message is queued): close politely with
  * its code (ws.c). */
 void ws_close_stream(struct ws_conn *c);
@@ -125,7 +120,6 @@ void ws_release(struct ws_conn *c);
 #define WS_REFUSE_LOG_MAX       20
 #define WS_REFUSE_LOG_WINDOW_MS 10000
 struct log_budget *ws_refusal_budget(struct ws_server *srv);
-struct daemon *ws_daemon_of(struct ws_server *srv);
 /* A client to be, owned by the caller (ws.c). */
 struct ws_conn *ws_conn_new(struct ws_server *srv);
 /* Serve c on sock (ws.c): MHD's upgrade handler. */

@@ -137,10 +137,10 @@ ssize_t ws_send_cb(wslay_event_context_ptr ctx, const uint8_t *data, size_t len,
 	return (ssize_t)len;
 }
 
-/* All of the buffer went.  A buffer a burst grew is given back: a
- * thousand idle subscribers would otherwise keep a burst's size each
- * (tens of MiB in all); a busy client allocates it again per batch,
- * which costs less than the write it fills. */
+/* All of the buffer went.  A buffer a burst grew is given back: an idle
+ * subscriber would otherwise keep a burst's size (up to WS_OUT_MAX) for
+ * as long as it stays connected; a busy client allocates it again per
+ * batch, which costs less than the write it fills. */
 static void ws_out_drained(struct ws_conn *c)
 {
 	c->out_off = c->out_len = 0;
@@ -191,11 +191,6 @@ int ws_flush(struct ws_conn *c)
 	if (!c->out_len && !c->closing && c->sub && event_sub_peek(c->sub))
 		fifo_push(ws_writer_of(c->srv), c);
 	return 0;
-}
-
-void ws_writable(struct ws_conn *c)
-{
-	ws_flush(c);
 }
 
 /*
