@@ -8,11 +8,12 @@
  * settle scale 0, one bridge per chip) and starts a real tunerd on it.
  * Per chip it times TSTUB_SET_PARAMS requests one at a time (DVB-T 8 MHz,
  * alternating 474/482 MHz: the same XC3028 firmware set, a real retune
- * each time), counts the I2C transfers per tune (K), and in alternating
- * blocks times a SOCK_SEQPACKET ping-pong with a forked echo process of
- * 1 + K round trips with messages of the same sizes.  A second phase
- * times one tune on each of 64 tuners issued at once against one tune on
- * one tuner.  Figures only: nothing is asserted but that every request
+ * each time), counts the I2C transfers (K) and the bridge requests (C: the
+ * XC3028's clock reset, a demodulator status) per tune, and in
+ * alternating blocks times a SOCK_SEQPACKET ping-pong with a forked echo
+ * process of 1 + K + C round trips with messages of the same sizes.  A
+ * second phase times one tune on each of 64 tuners issued at once
+ * against one tune on one tuner.  Figures only: nothing is asserted but that every request
  * succeeded.
  *
  * --cpu N pins every process of the run (the bench with its box, the
@@ -23,8 +24,10 @@
  * the echo pair tends to stay on one CPU.  Pinned, both sides pay the
  * same for a hop and the ratio is the cost of the paths themselves.
  *
+ * --chip NAME measures that chip alone and skips the 64-tuner phase.
+ *
  * Usage: bench_stub [--quick] [--requests N] [--tunerd PATH]
- *                   [--plugin-dir DIR] [--cpu N]
+ *                   [--plugin-dir DIR] [--cpu N] [--chip NAME]
  */
 #define _GNU_SOURCE /* sched_setaffinity, CPU_SET */
 #include "bench_stub.h"
@@ -61,22 +64,24 @@
 #define BENCH_HDR_LEN sizeof(struct tstub_hdr)
 #define BENCH_XFER_LEN                                                         \
 	(sizeof(struct tstub_hdr) + sizeof(struct tstub_i2c_xfer))
+#define BENCH_CTRL_LEN (sizeof(struct tstub_hdr) + sizeof(struct tstub_ctrl))
 
 struct bench_opts {
 	const char *tunerd;
 	const char *plugins;
 	unsigned long requests;
 	unsigned int rounds;
-	int cpu; /* -1: not pinned */
+	int cpu;          /* -1: not pinned */
+	const char *chip; /* only this chip, no 64-tuner phase; NULL: all */
 };
 
 struct chip_result {
 	const char *chip;
 	size_t n;
 	uint64_t *stub_ns, *base_ns;
-	double k_mean;  /* I2C transfers per tune over the measurement */
-	unsigned int k; /* as the baseline used it */
-	size_t i2c_len; /* the baseline's I2C request size */
+	double k_mean; /* I2C transfers per tune over the measurement */
+	double c_mean; /* bridge requests per tune over the measurement */
+	struct bench_exchange x; /* the baseline's messages, from the probe */
 	unsigned long failed;
 };
 
@@ -142,10 +147,19 @@ static int chip_probe(struct bench_stub *b, uint32_t client,
 	if (err)
 		return err;
 	xfers = s1.i2c_transfers - s0.i2c_transfers;
-	r->k = (unsigned int)lround((double)xfers / BENCH_K_PROBE);
-	r->i2c_len = BENCH_XFER_LEN;
+	r->x = (struct bench_exchange){
+	    .req_len = BENCH_REQ_LEN,
+	    .reply_len = BENCH_HDR_LEN,
+	    .k = (unsigned int)lround((double)xfers / BENCH_K_PROBE),
+	    .xfer_len = BENCH_XFER_LEN,
+	    .xfer_reply_len = BENCH_HDR_LEN,
+	    .k_ctrl = (unsigned int)lround(
+		(double)(s1.bridge_requests - s0.bridge_requests) /
+		BENCH_K_PROBE),
+	    .ctrl_len = BENCH_CTRL_LEN,
+	    .ctrl_reply_len = BENCH_HDR_LEN};
 	if (xfers)
-		r->i2c_len += (size_t)lround(
+		r->x.xfer_len += (size_t)lround(
 		    (double)(s1.i2c_bytes - s0.i2c_bytes) / (double)xfers);
 	return 0;
 }
@@ -164,9 +178,7 @@ static int base_block(struct bench_pingpong *pp, struct chip_result *r,
 {
 	for (size_t i = from; i < to; i++) {
 		uint64_t t0 = bench_now_ns();
-		int err =
-		    bench_pingpong_rounds(pp, BENCH_REQ_LEN, BENCH_HDR_LEN,
-					  r->k, r->i2c_len, BENCH_HDR_LEN);
+		int err = bench_pingpong_rounds(pp, &r->x);
 
 		if (err)
 			return err;
@@ -198,6 +210,8 @@ static int chip_measure(struct bench_stub *b, struct bench_pingpong *pp,
 	sim_box_get_stats(b->box, &s1);
 	r->k_mean =
 	    (double)(s1.i2c_transfers - s0.i2c_transfers) / (double)r->n;
+	r->c_mean =
+	    (double)(s1.bridge_requests - s0.bridge_requests) / (double)r->n;
 	return 0;
 }
 
@@ -211,14 +225,16 @@ static void chip_print(struct chip_result *r)
 	sp99 = pct_us(r->stub_ns, r->n, 0.99);
 	bp50 = pct_us(r->base_ns, r->n, 0.50);
 	bp99 = pct_us(r->base_ns, r->n, 0.99);
-	printf("%-7s %8zu %3u (%7.3f) %5zu %9.1f %9.1f %9.1f %9.1f %6.2f "
-	       "%6.2f%s\n",
+	printf("%-7s %8zu %3u (%7.3f) %5zu %4u %9.1f %9.1f %9.1f %9.1f "
+	       "%6.2f %6.2f%s\n",
 	       r->chip, r->n, (unsigned int)lround(r->k_mean), r->k_mean,
-	       r->i2c_len, sp50, sp99, bp50, bp99, sp50 / bp50, sp99 / bp99,
-	       r->failed ? "  FAILED" : "");
-	if ((unsigned int)lround(r->k_mean) != r->k)
-		printf("  (%s: the baseline used K = %u from its probe run)\n",
-		       r->chip, r->k);
+	       r->x.xfer_len, r->x.k_ctrl, sp50, sp99, bp50, bp99, sp50 / bp50,
+	       sp99 / bp99, r->failed ? "  FAILED" : "");
+	if ((unsigned int)lround(r->k_mean) != r->x.k ||
+	    (unsigned int)lround(r->c_mean) != r->x.k_ctrl)
+		printf("  (%s: the baseline used K = %u, C = %u from its probe "
+		       "run)\n",
+		       r->chip, r->x.k, r->x.k_ctrl);
 }
 
 /* Phase 1: one tuner per chip, one request at a time. */
@@ -239,16 +255,21 @@ static int phase_latency(const struct bench_opts *o, const char *dir,
 	if (err)
 		return err;
 	printf("round trip of one TSTUB_SET_PARAMS (DVB-T 8 MHz, %u/%u MHz "
-	       "alternating), %lu per chip; baseline: 1 + K SEQPACKET round "
-	       "trips, %zu B request / %zu B reply, then K x (I2C B) / %zu B\n",
+	       "alternating), %lu per chip; baseline: 1 + K + C SEQPACKET "
+	       "round trips, %zu B request / %zu B reply, then K x (I2C B) / "
+	       "%zu B, then C bridge requests (BRIDGE_CTRL, DEMOD_STATUS) x "
+	       "%zu B / %zu B\n",
 	       BENCH_FREQ_A / 1000000, BENCH_FREQ_B / 1000000, o->requests,
-	       BENCH_REQ_LEN, BENCH_HDR_LEN, BENCH_HDR_LEN);
-	printf("%-7s %8s %13s %5s %9s %9s %9s %9s %6s %6s\n", "chip", "samples",
-	       "i2c/tune", "I2C B", "stub p50", "stub p99", "base p50",
-	       "base p99", "r p50", "r p99");
+	       BENCH_REQ_LEN, BENCH_HDR_LEN, BENCH_HDR_LEN, BENCH_CTRL_LEN,
+	       BENCH_HDR_LEN);
+	printf("%-7s %8s %13s %5s %4s %9s %9s %9s %9s %6s %6s\n", "chip",
+	       "samples", "i2c/tune", "I2C B", "C", "stub p50", "stub p99",
+	       "base p50", "base p99", "r p50", "r p99");
 	for (size_t i = 0; i < BENCH_NCHIPS && !err; i++) {
 		struct chip_result *r = &res[i];
 
+		if (o->chip && strcmp(o->chip, bench_chips[i]))
+			continue;
 		r->chip = bench_chips[i];
 		r->n = o->requests;
 		r->stub_ns = calloc(r->n, sizeof(uint64_t));
@@ -349,6 +370,7 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 	    {"tunerd", required_argument, NULL, 't'},
 	    {"plugin-dir", required_argument, NULL, 'p'},
 	    {"cpu", required_argument, NULL, 'c'},
+	    {"chip", required_argument, NULL, 'C'},
 	    {NULL, 0, NULL, 0},
 	};
 	char *end;
@@ -376,11 +398,17 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 			if (*end || o->cpu < 0 || o->cpu >= CPU_SETSIZE)
 				return -1;
 			break;
+		case 'C':
+			o->chip = optarg;
+			break;
 		default:
 			return -1;
 		}
 	}
-	return optind == argc ? 0 : -1;
+	for (size_t i = 0; o->chip && i < BENCH_NCHIPS; i++)
+		if (!strcmp(o->chip, bench_chips[i]))
+			return optind == argc ? 0 : -1;
+	return o->chip || optind != argc ? -1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -397,7 +425,8 @@ int main(int argc, char **argv)
 	if (parse_opts(argc, argv, &o)) {
 		fprintf(stderr,
 			"usage: %s [--quick] [--requests N] "
-			"[--tunerd PATH] [--plugin-dir DIR] [--cpu N]\n",
+			"[--tunerd PATH] [--plugin-dir DIR] [--cpu N] "
+			"[--chip mt2060|qt1010|xc3028]\n",
 			argv[0]);
 		return 2;
 	}
@@ -421,7 +450,7 @@ int main(int argc, char **argv)
 	if (!err)
 		err = phase_latency(&o, dir, &pp);
 	bench_pingpong_stop(&pp);
-	if (!err)
+	if (!err && !o.chip)
 		err = phase_wide(&o, dir);
 	if (err) {
 		fprintf(stderr, "bench_stub: failed (%s); logs in %s\n",

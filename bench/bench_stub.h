@@ -61,10 +61,19 @@ struct bench_pingpong {
 
 int bench_pingpong_start(struct bench_pingpong *pp);
 void bench_pingpong_stop(struct bench_pingpong *pp);
-/* One round trip of req_len bytes answered with reply_len bytes, then k
- * of xfer_len answered with xfer_reply_len.  0 or a negative errno. */
-int bench_pingpong_rounds(struct bench_pingpong *pp, size_t req_len,
-			  size_t reply_len, unsigned int k, size_t xfer_len,
-			  size_t xfer_reply_len);
+/* The messages of one tune: the request and its reply, then k I2C
+ * transfers and k_ctrl bridge requests (BRIDGE_CTRL, DEMOD_STATUS) with
+ * theirs. */
+struct bench_exchange {
+	size_t req_len, reply_len;
+	unsigned int k;
+	size_t xfer_len, xfer_reply_len;
+	unsigned int k_ctrl;
+	size_t ctrl_len, ctrl_reply_len;
+};
+
+/* The exchange's round trips, one at a time.  0 or a negative errno. */
+int bench_pingpong_rounds(struct bench_pingpong *pp,
+			  const struct bench_exchange *x);
 
 #endif /* BENCH_STUB_H */

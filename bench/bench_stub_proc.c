@@ -338,13 +338,14 @@ static int pingpong_round(struct bench_pingpong *pp, size_t len,
 	return n == (ssize_t)reply_len ? 0 : -EIO;
 }
 
-int bench_pingpong_rounds(struct bench_pingpong *pp, size_t req_len,
-			  size_t reply_len, unsigned int k, size_t xfer_len,
-			  size_t xfer_reply_len)
+int bench_pingpong_rounds(struct bench_pingpong *pp,
+			  const struct bench_exchange *x)
 {
-	int err = pingpong_round(pp, req_len, reply_len);
+	int err = pingpong_round(pp, x->req_len, x->reply_len);
 
-	for (unsigned int i = 0; i < k && !err; i++)
-		err = pingpong_round(pp, xfer_len, xfer_reply_len);
+	for (unsigned int i = 0; i < x->k && !err; i++)
+		err = pingpong_round(pp, x->xfer_len, x->xfer_reply_len);
+	for (unsigned int i = 0; i < x->k_ctrl && !err; i++)
+		err = pingpong_round(pp, x->ctrl_len, x->ctrl_reply_len);
 	return err;
 }

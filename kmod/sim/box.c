@@ -225,10 +225,8 @@ struct sim_box *sim_box_new(const struct sim_box_config *cfg, char *err,
 	box->i2c_khz = cfg->i2c_khz;
 	box->settle_scale = cfg->settle_scale;
 	box->nak_rate = cfg->nak_rate;
-	box->deadline_ns =
-	    (uint64_t)(cfg->deadline_ms ? cfg->deadline_ms
-					: SIM_BOX_DEADLINE_MS_DEFAULT) *
-	    1000000ull;
+	box->deadline_ms =
+	    cfg->deadline_ms ? cfg->deadline_ms : SIM_BOX_DEADLINE_MS_DEFAULT;
 	box->loop = loop_new();
 	if (!box->loop) {
 		snprintf(err, errlen, "event loop: out of memory");

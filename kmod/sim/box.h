@@ -133,6 +133,7 @@ struct sim_box_stats {
 	uint64_t i2c_bytes; /* payload bytes written and read */
 	uint64_t i2c_naks;
 	uint64_t i2c_hung;        /* transfers left unanswered (hang) */
+	uint64_t bridge_requests; /* BRIDGE_CTRL, DEMOD_STATUS answered */
 	uint64_t bad_messages;    /* refused by validation, dropped */
 	uint64_t unknown_uniques; /* replies to nothing outstanding */
 	uint64_t daemon_sessions; /* INIT handshakes completed */

@@ -194,12 +194,16 @@ static void chan_request(struct box_channel *chan, const struct tstub_hdr *h)
 			box_i2c_xfer(chan, h);
 		break;
 	case TSTUB_BRIDGE_CTRL:
-		if (tuner)
+		if (tuner) {
+			chan->box->stats.bridge_requests++;
 			box_bridge_ctrl(chan, h);
+		}
 		break;
 	case TSTUB_DEMOD_STATUS:
-		if (tuner)
+		if (tuner) {
+			chan->box->stats.bridge_requests++;
 			box_demod_status(chan, h);
+		}
 		break;
 	case TSTUB_PARAMS_CHANGED:
 		if (tuner)

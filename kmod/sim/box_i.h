@@ -137,7 +137,8 @@ struct sim_box {
 	struct sim_rf_env *env;
 	FILE *trace;
 	unsigned int i2c_khz;
-	uint64_t deadline_ns;
+	unsigned int
+	    deadline_ms; /* a request's: coarse, no timerfd per request */
 	double settle_scale;
 	double nak_rate;
 	struct box_client *clients;

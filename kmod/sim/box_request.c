@@ -85,8 +85,7 @@ static struct box_request *req_new(struct sim_box *box, uint32_t client,
 		memcpy(&r->body, body, len);
 	r->done = done;
 	r->arg = arg;
-	r->timer =
-	    loop_add_timer_ns(box->loop, box->deadline_ns, on_deadline, r);
+	r->timer = loop_add_timer(box->loop, box->deadline_ms, on_deadline, r);
 	if (!r->timer) {
 		free(r);
 		return NULL;

@@ -40,8 +40,8 @@ void box_session_start_init(struct box_channel *chan)
 	box->init_unique = ++box->next_unique;
 	tstub_build(&msg, TSTUB_INIT, 0, box->init_unique, 0, 0, &init,
 		    sizeof(init));
-	chan->timer = loop_add_timer_ns(box->loop, box->deadline_ns,
-					on_init_deadline, chan);
+	chan->timer =
+	    loop_add_timer(box->loop, box->deadline_ms, on_init_deadline, chan);
 	box_log(box, 1, "channel %u: sending INIT", chan->id);
 	box_chan_send(chan, &msg);
 }

@@ -83,7 +83,7 @@ int stub_open(const struct stub_addr *addr)
 	return fd < 0 ? -errno : fd;
 }
 
-int stub_recv(int fd, union tstub_buf *buf)
+static int stub_read(int fd, union tstub_buf *buf, int flags)
 {
 	ssize_t n;
 	int err;
@@ -91,7 +91,7 @@ int stub_recv(int fd, union tstub_buf *buf)
 	/* MSG_TRUNC makes a socket report a datagram's full size, so an
 	 * oversized message is refused, not silently cut; a character
 	 * device answers ENOTSOCK and is read plainly. */
-	n = recv(fd, buf->bytes, sizeof(buf->bytes), MSG_TRUNC);
+	n = recv(fd, buf->bytes, sizeof(buf->bytes), MSG_TRUNC | flags);
 	if (n < 0 && errno == ENOTSOCK)
 		n = read(fd, buf->bytes, sizeof(buf->bytes));
 	if (n < 0) {
@@ -111,6 +111,30 @@ int stub_recv(int fd, union tstub_buf *buf)
 		return -ENOMSG;
 	}
 	return (int)n;
+}
+
+int stub_recv(int fd, union tstub_buf *buf)
+{
+	return stub_read(fd, buf, MSG_DONTWAIT);
+}
+
+int stub_recv_wait(int fd, union tstub_buf *buf)
+{
+	return stub_read(fd, buf, 0);
+}
+
+int stub_recv_wait_set(int fd, unsigned int wait_ms)
+{
+	struct timeval tv = {.tv_sec = wait_ms / 1000,
+			     .tv_usec = (suseconds_t)(wait_ms % 1000) * 1000};
+	int fl;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
+		return -errno;
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+		return -errno;
+	return 0;
 }
 
 static int stub_wait_writable(int fd)
@@ -134,7 +158,8 @@ int stub_send(int fd, const union tstub_buf *buf)
 	int waited = 0;
 
 	for (;;) {
-		ssize_t n = send(fd, buf->bytes, len, MSG_NOSIGNAL);
+		ssize_t n =
+		    send(fd, buf->bytes, len, MSG_NOSIGNAL | MSG_DONTWAIT);
 
 		if (n < 0 && errno == ENOTSOCK)
 			n = write(fd, buf->bytes, len);

@@ -44,6 +44,19 @@ int stub_open(const struct stub_addr *addr);
  */
 int stub_recv(int fd, union tstub_buf *buf);
 
+/*
+ * Let a socket channel's reads wait: the fd turns blocking with a receive
+ * timeout of wait_ms, so one stub_recv_wait() both waits for the next
+ * message and reads it (a poll() and a read cost two system calls and two
+ * passes over the socket's wait queue per message).  stub_recv() and
+ * stub_send() still never block on it.  Returns 0, or -ENOTSOCK for the
+ * kernel's device, whose reads cannot time out: wait with poll() there.
+ */
+int stub_recv_wait_set(int fd, unsigned int wait_ms);
+/* As stub_recv(), waiting at most the wait_ms set above (-EAGAIN then, or
+ * when a signal cut the wait short). */
+int stub_recv_wait(int fd, union tstub_buf *buf);
+
 /* Write the message in buf (hdr.len bytes).  Waits at most
  * STUB_SEND_WAIT_MS for room.  Returns 0 or a negative errno. */
 #define STUB_SEND_WAIT_MS 1000

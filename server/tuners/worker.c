@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -67,13 +68,21 @@ static int worker_exec(struct worker *wk, struct worker_cmd *c)
 }
 
 /*
- * A command from the stub reports its start only once it has run for
- * WORKER_BEGIN_LATE_NS: a one-shot POSIX timer, re-armed at each such
- * command (one syscall, no other process woken), whose signal sends the
- * BEGIN from wherever the command is, a plugin spinning without a host
- * call included, so the daemon's hang watch sees every long command.
- * The report owed for the previous tune goes first.  Runs in the signal
- * handler: send() only, no logging, no allocation.
+ * The worker's one POSIX timer, whose signal finds the worker wherever
+ * it is (a plugin spinning without a host call included):
+ *  - a command from the stub reports its start only once it has run for
+ *    WORKER_BEGIN_LATE_NS (most end sooner and then have one report, their
+ *    DONE), so the daemon's hang watch still sees every long command; the
+ *    report owed for the previous tune goes first;
+ *  - the deferred work of the stub's commands (worker_priv.h) is due once
+ *    the stub has been quiet: the signal wakes the worker's wait through
+ *    an eventfd, and the work runs there, outside the handler.
+ * The timer is lazy: whoever finds it armed leaves it, and when it fires
+ * early for what is pending now it re-arms itself.  A burst of stub
+ * commands then costs one signal per WORKER_BEGIN_LATE_NS instead of
+ * re-arming a timer per command, and an idle worker none.  In the
+ * handler: send(), write() and timer_settime() only, no logging, no
+ * allocation.
  */
 static struct worker *late_worker;
 
@@ -88,17 +97,65 @@ static void worker_begin_late(struct worker *wk)
 	wk->began = 1;
 }
 
+/* 0, or -errno: the caller then acts at once. */
+static int worker_timer_at(struct worker *wk, uint64_t at_ns)
+{
+	struct itimerspec at = {0};
+
+	if (wk->late_timer_set)
+		return 0;
+	at.it_value.tv_sec = (time_t)(at_ns / 1000000000ull);
+	at.it_value.tv_nsec = (long)(at_ns % 1000000000ull);
+	/* Set first: a signal in between re-arms, and this arms the same. */
+	wk->late_timer_set = 1;
+	if (timer_settime(wk->late_timer, TIMER_ABSTIME, &at, NULL) < 0) {
+		wk->late_timer_set = 0;
+		return -errno;
+	}
+	return 0;
+}
+
+static void worker_wake(struct worker *wk)
+{
+	const uint64_t one = 1;
+
+	if (write(wk->wake_fd, &one, sizeof(one)) < 0) {
+		/* full: the worker is woken already */
+	}
+}
+
+void worker_wake_at(struct worker *wk, uint64_t at_ns)
+{
+	wk->quiet_at_ns = at_ns;
+	if (wk->have_late_timer && worker_timer_at(wk, at_ns))
+		worker_wake(wk);
+}
+
 static void worker_on_late(int sig)
 {
+	struct worker *wk = late_worker;
 	int saved = errno;
+	uint64_t now, quiet;
 
 	(void)sig;
-	if (late_worker)
-		worker_begin_late(late_worker);
+	if (!wk)
+		return;
+	wk->late_timer_set = 0;
+	now = loop_now_ns();
+	if (wk->begin_armed) {
+		/* Deferred work waits for the command's end, which re-arms. */
+		if (now >= wk->late_at_ns ||
+		    worker_timer_at(wk, wk->late_at_ns))
+			worker_begin_late(wk);
+	} else if ((quiet = wk->quiet_at_ns)) {
+		if (now >= quiet || worker_timer_at(wk, quiet))
+			worker_wake(wk);
+	}
 	errno = saved;
 }
 
-/* 0, or -errno: then every command reports its start at once. */
+/* 0, or -errno: then every command reports its start at once, and the
+ * deferred work is timed by the worker's wait. */
 static int worker_late_timer_init(struct worker *wk)
 {
 	/* To this thread: a test runs the worker beside other threads. */
@@ -109,9 +166,17 @@ static int worker_late_timer_init(struct worker *wk)
 
 	sev._sigev_un._tid = gettid(); /* sigev_notify_thread_id */
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGALRM, &sa, NULL) < 0 ||
-	    timer_create(CLOCK_MONOTONIC, &sev, &wk->late_timer) < 0)
+	wk->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (wk->wake_fd < 0)
 		return -errno;
+	if (sigaction(SIGALRM, &sa, NULL) < 0 ||
+	    timer_create(CLOCK_MONOTONIC, &sev, &wk->late_timer) < 0) {
+		int err = -errno;
+
+		close(wk->wake_fd);
+		wk->wake_fd = -1;
+		return err;
+	}
 	late_worker = wk;
 	wk->have_late_timer = 1;
 	return 0;
@@ -124,6 +189,8 @@ static void worker_late_timer_fini(struct worker *wk)
 	timer_delete(wk->late_timer);
 	wk->have_late_timer = 0;
 	late_worker = NULL;
+	close(wk->wake_fd);
+	wk->wake_fd = -1;
 }
 
 /*
@@ -136,9 +203,6 @@ static void worker_late_timer_fini(struct worker *wk)
  */
 static void worker_run(struct worker *wk, struct worker_cmd *c)
 {
-	const struct itimerspec late = {
-	    .it_value = {0, (long)WORKER_BEGIN_LATE_NS}};
-
 	wk->begin = (union wmsg){.begin = {.h.type = WMSG_BEGIN,
 					   .origin = c->origin,
 					   .op = c->op,
@@ -149,9 +213,10 @@ static void worker_run(struct worker *wk, struct worker_cmd *c)
 	    c->op == TUNER_OP_SLEEP)
 		worker_watch_stop(wk); /* the params it watched are gone */
 	c->t0 = loop_now_ns();
+	wk->late_at_ns = c->t0 + WORKER_BEGIN_LATE_NS;
 	wk->begin_armed = 1;
 	if (c->origin != TUNER_ORIGIN_KERNEL || !wk->have_late_timer ||
-	    timer_settime(wk->late_timer, 0, &late, NULL) < 0)
+	    worker_timer_at(wk, wk->late_at_ns) < 0)
 		worker_begin_late(wk);
 	wk->ctx.cmd_deadline_ns = c->deadline_ns;
 	c->err = worker_exec(wk, c);
@@ -323,9 +388,10 @@ static void worker_restore(struct worker *wk, const struct tstub_params *cached)
  * watch's next read) is due. */
 static int worker_poll(struct worker *wk)
 {
-	struct pollfd p[2] = {
+	struct pollfd p[3] = {
 	    {.fd = wk->ctx.stub_fd, .events = POLLIN},
 	    {.fd = wk->a->daemon_fd, .events = POLLIN},
+	    {.fd = wk->wake_fd, .events = POLLIN}, /* -1: none, ignored */
 	};
 	struct timespec ts = {0, 0}, *timeout = NULL;
 	uint64_t now, due;
@@ -344,11 +410,18 @@ static int worker_poll(struct worker *wk)
 		ts.tv_nsec = (long)(wait % 1000000000ull);
 		timeout = &ts;
 	}
-	n = ppoll(p, 2, timeout, NULL);
+	n = ppoll(p, 3, timeout, NULL);
 	if (n < 0)
 		return errno == EINTR ? WORKER_GO_ON : WORKER_EXIT_OK;
 	if (n == 0)
 		return WORKER_GO_ON; /* deferred work is due */
+	if (p[2].revents) {
+		uint64_t count;
+
+		if (read(wk->wake_fd, &count, sizeof(count)) < 0)
+			log_debug("tuner %u: wake: %s", wk->a->client,
+				  strerror(errno));
+	}
 	if (p[1].revents) {
 		n = wmsg_recv(wk->a->daemon_fd, &w);
 		if (n == 0 || (n < 0 && n != -EAGAIN && n != -EBADMSG))
@@ -452,6 +525,7 @@ int worker_main(const struct worker_args *args)
 	if (!wk)
 		return WORKER_EXIT_PROBE;
 	wk->a = a;
+	wk->wake_fd = -1;
 	if (!a->ops && worker_open_plugin(wk, &own, &ops, &handle)) {
 		free(wk);
 		return WORKER_EXIT_PROBE;

@@ -125,6 +125,8 @@ void worker_report(struct worker *wk, union wmsg *m)
 		wk->held_until_ns = loop_now_ns() + WORKER_OWED_QUIET_NS;
 		if (wk->nheld == WORKER_HELD_MAX)
 			worker_flush_held(wk);
+		else
+			worker_wake_at(wk, wk->held_until_ns);
 		return;
 	}
 	worker_flush_held(wk);
@@ -226,6 +228,7 @@ void worker_finish_later(struct worker *wk, struct worker_cmd *c)
 	c->t1 = now; /* the event's elapsed_ms: the tune, not the wait */
 	wk->owed = *c;
 	wk->owed_at_ns = now + WORKER_OWED_QUIET_NS;
+	worker_wake_at(wk, wk->owed_at_ns);
 }
 
 void worker_settle_owed(struct worker *wk, enum worker_owed how,
@@ -246,12 +249,18 @@ void worker_settle_owed(struct worker *wk, enum worker_owed how,
 	worker_report_done(wk, c);
 }
 
-uint64_t worker_next_due_ns(const struct worker *wk)
+static uint64_t worker_quiet_due_ns(const struct worker *wk)
 {
 	uint64_t due = wk->owed_at_ns;
 
 	if (wk->nheld && (!due || wk->held_until_ns < due))
 		due = wk->held_until_ns;
+	return due;
+}
+
+uint64_t worker_next_due_ns(const struct worker *wk)
+{
+	uint64_t due = wk->have_late_timer ? 0 : worker_quiet_due_ns(wk);
 
 	if (wk->watch.until_ns && (!due || wk->watch.next_ns < due))
 		due = wk->watch.next_ns;
@@ -270,5 +279,8 @@ void worker_run_due(struct worker *wk)
 	} else if (wk->nheld && now >= wk->held_until_ns) {
 		worker_flush_held(wk);
 	}
+	wk->quiet_at_ns = 0;
+	if (worker_quiet_due_ns(wk))
+		worker_wake_at(wk, worker_quiet_due_ns(wk));
 	worker_watch_step(wk);
 }

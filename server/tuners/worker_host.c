@@ -108,23 +108,39 @@ static int worker_wait_readable(int fd, uint64_t deadline_ns)
 	return n == 0 ? -ETIMEDOUT : 0;
 }
 
+/*
+ * The next message before the deadline, or -EAGAIN (none yet: ask again)
+ * or -ETIMEDOUT.  Far from the deadline a socket channel waits in the
+ * read itself, one slice at a time; near it poll() keeps the exact bound.
+ */
+static int worker_recv_by(struct worker_ctx *w, uint64_t deadline_ns,
+			  union tstub_buf *m)
+{
+	uint64_t now = loop_now_ns();
+	int err;
+
+	if (w->recv_slice_ns && deadline_ns > now &&
+	    deadline_ns - now > w->recv_slice_ns)
+		return stub_recv_wait(w->stub_fd, m);
+	/* The reply cannot be there yet right after the request: wait first,
+	 * sparing a receive that would only find the channel empty. */
+	err = worker_wait_readable(w->stub_fd, deadline_ns);
+	return err ? err : stub_recv(w->stub_fd, m);
+}
+
 /* Wait for the reply to unique, stashing everything else. */
 static int worker_await(struct worker_ctx *w, uint64_t unique, uint16_t opcode,
 			union tstub_buf *reply)
 {
 	uint64_t deadline = worker_deadline(w, w->cmd_deadline_ns);
 
-	/* The reply cannot be there yet right after the request: wait first,
-	 * sparing a receive that would only find the channel empty. */
 	for (;;) {
-		int err = worker_wait_readable(w->stub_fd, deadline);
-		int n;
+		int n = worker_recv_by(w, deadline, reply);
 
-		if (err)
-			return err;
-		n = stub_recv(w->stub_fd, reply);
 		if (n == -EAGAIN || n == -ENOMSG)
 			continue;
+		if (n == -ETIMEDOUT)
+			return n;
 		if (n <= 0) {
 			w->stub_closed = 1;
 			return -ECONNABORTED;
@@ -379,6 +395,8 @@ void worker_ctx_init(struct worker_ctx *w, int stub_fd, uint32_t client,
 	w->firmware_dir = firmware_dir;
 	w->deadline_ms = deadline_ms;
 	w->settle_permille = settle_permille;
+	if (!stub_recv_wait_set(stub_fd, WORKER_RECV_SLICE_MS))
+		w->recv_slice_ns = WORKER_RECV_SLICE_MS * 1000000ull;
 	w->host = (struct tunerd_host){
 	    .size = sizeof(struct tunerd_host),
 	    .abi = TUNERD_PLUGIN_ABI,

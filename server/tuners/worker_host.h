@@ -30,6 +30,10 @@
 #define WORKER_FIFO_MAX     8
 #define WORKER_FIRMWARE_MAX (1024 * 1024)
 
+/* A socket channel's reads wait at most this long each: a bound far
+ * above a reply's time, far below any deadline. */
+#define WORKER_RECV_SLICE_MS 100
+
 struct worker_ctx {
 	int stub_fd;
 	uint32_t client;
@@ -48,6 +52,7 @@ struct worker_ctx {
 	int stub_cmd;           /* a command of the stub's runs: no bracket */
 	int bracket_open;       /* CMD_BEGIN answered, CMD_END owed */
 	uint32_t i2c_transfers; /* since the last report to the daemon */
+	uint64_t recv_slice_ns; /* a read's own wait (socket); 0: poll() */
 	struct tunerd_host host;
 };
 

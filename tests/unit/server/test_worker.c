@@ -8,7 +8,9 @@
  * one report each (no BEGIN), a stub's tune reported after the kernel's
  * next request with that request's status read as its own, and a burst
  * of the stub's requests, more than the worker holds reports for, every
- * one reported in order before the daemon's next command.
+ * one reported in order before the daemon's next command, and a stub's
+ * tune with nothing after it: the worker's timer wakes it once the stub
+ * is quiet, it reads the status itself and reports.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -102,6 +104,7 @@ struct box {
 	int status_after; /* the GET_STATUS reply came after restore */
 	struct tstub_status status_seen;
 	uint32_t changed_freq; /* PARAMS_CHANGED */
+	int go[2];             /* the daemon's end saw the burst: a pipe */
 };
 
 static int box_expect(struct box *b, union tstub_buf *m, uint16_t opcode)
@@ -165,6 +168,27 @@ static void box_burst(struct box *b)
 			return;
 }
 
+/* A stub's tune, then silence: the worker's own status read follows. */
+static void box_lone_tune(struct box *b)
+{
+	struct tstub_params p = {.delsys = TSTUB_DELSYS_DVBT,
+				 .frequency = 522000000,
+				 .bandwidth = 8000000};
+	union tstub_buf m;
+	char go;
+
+	if (read(b->go[0], &go, 1) != 1)
+		return;
+	fake_send(b->fd, TSTUB_SET_PARAMS, 0, 700, 0, CLIENT, &p, sizeof(p));
+	if (box_expect(b, &m, TSTUB_I2C_XFER))
+		return;
+	fake_reply(b->fd, &m.hdr, 0, NULL, 0);
+	if (box_expect(b, &m, TSTUB_SET_PARAMS) || m.hdr.unique != 700 ||
+	    box_expect(b, &m, TSTUB_DEMOD_STATUS))
+		return;
+	fake_reply(b->fd, &m.hdr, 0, &demod, sizeof(demod));
+}
+
 static void *box_run(void *arg)
 {
 	struct box *b = arg;
@@ -216,6 +240,7 @@ static void *box_run(void *arg)
 	fake_reply(b->fd, &m.hdr, -EOPNOTSUPP, NULL, 0);
 	box_stub_tune(b);
 	box_burst(b);
+	box_lone_tune(b);
 	return NULL;
 }
 
@@ -285,6 +310,21 @@ static void check_burst(int fd, int *begins)
 	CHECK_EQ_INT(m.done.req_id, 43);
 }
 
+/* The lone tune's report, with the status the worker read by itself:
+ * nothing but its timer woke it. */
+static void check_lone_tune(int fd, struct box *b, int *begins)
+{
+	union wmsg m = {0};
+
+	CHECK_EQ_INT(write(b->go[1], "g", 1), 1);
+	next_done(fd, &m, begins);
+	CHECK_EQ_INT(m.done.origin, TUNER_ORIGIN_KERNEL);
+	CHECK_EQ_INT(m.done.op, TUNER_OP_TUNE);
+	CHECK_EQ_INT(m.done.params.frequency, 522000000);
+	CHECK_EQ_INT(m.done.have_status, 1);
+	CHECK_EQ_INT(m.done.status.strength_mdbm, -45500);
+}
+
 static void check_reports(int fd, struct box *b)
 {
 	union wmsg m = {0};
@@ -351,7 +391,7 @@ static void check_reports(int fd, struct box *b)
 	 * 1 ms on a loaded machine. */
 	CHECK(begins >= 3 && begins <= 4);
 	check_burst(fd, &begins);
-	(void)b;
+	check_lone_tune(fd, b, &begins);
 }
 
 int main(void)
@@ -373,6 +413,7 @@ int main(void)
 	snprintf(spec, sizeof(spec), "sim:%s", sa.sun_path);
 	CHECK_EQ_INT(stub_parse(spec, &addr), 0);
 	CHECK_EQ_INT(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	CHECK_EQ_INT(pipe(b.go), 0);
 
 	wt.a = (struct worker_args){
 	    .client = CLIENT,
@@ -392,7 +433,7 @@ int main(void)
 	check_reports(sv[0], &b);
 	pthread_join(box_th, NULL);
 
-	CHECK_EQ_INT(b.step, 13 + BURST);
+	CHECK_EQ_INT(b.step, 13 + BURST + 3);
 	CHECK_EQ_INT(b.status_after, 1);
 	/* Merged: lock bits and levels from the demodulator, PLL from the
 	 * chip, frequency from the params. */
