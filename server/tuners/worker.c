@@ -127,8 +127,10 @@ static void worker_wake(struct worker *wk)
 void worker_wake_at(struct worker *wk, uint64_t at_ns)
 {
 	wk->quiet_at_ns = at_ns;
+	/* A timer that cannot be armed is given up: the wait's timeout
+	 * takes over (worker_next_due_ns()), and starts report at once. */
 	if (wk->have_late_timer && worker_timer_at(wk, at_ns))
-		worker_wake(wk);
+		wk->have_late_timer = 0;
 }
 
 static void worker_on_late(int sig)
@@ -184,8 +186,8 @@ static int worker_late_timer_init(struct worker *wk)
 
 static void worker_late_timer_fini(struct worker *wk)
 {
-	if (!wk->have_late_timer)
-		return;
+	if (wk->wake_fd < 0)
+		return; /* no timer was made */
 	timer_delete(wk->late_timer);
 	wk->have_late_timer = 0;
 	late_worker = NULL;

@@ -101,7 +101,7 @@ struct worker {
 	volatile uint64_t quiet_at_ns;        /* deferred work due (0: none) */
 	volatile sig_atomic_t late_timer_set; /* the timer will fire */
 	timer_t late_timer;
-	int have_late_timer;
+	volatile sig_atomic_t have_late_timer;
 	int wake_fd; /* eventfd: the timer found deferred work due */
 };
 
