@@ -80,7 +80,7 @@ static int worker_exec(struct worker *wk, struct worker_cmd *c)
  * The timer is lazy: whoever finds it armed leaves it, and when it fires
  * early for what is pending now it re-arms itself.  A burst of stub
  * commands then costs one signal per WORKER_BEGIN_LATE_NS instead of
- * re-arming a timer per command, and an idle worker none.  In the
+ * re-arming a timer per command, and a worker gone idle one last.  In the
  * handler: send(), write() and timer_settime() only, no logging, no
  * allocation.
  */
