@@ -137,8 +137,7 @@ struct sim_box {
 	struct sim_rf_env *env;
 	FILE *trace;
 	unsigned int i2c_khz;
-	unsigned int
-	    deadline_ms; /* a request's: coarse, no timerfd per request */
+	unsigned int deadline_ms; /* a request's (a coarse timer) */
 	double settle_scale;
 	double nak_rate;
 	struct box_client *clients;
