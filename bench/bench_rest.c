@@ -4,9 +4,11 @@
  * that does the same work, measured in the same run.
  *
  * It starts a simulated box (one MT2060) and tunerd --listen on a free
- * port from its own directory, tunes the tuner, fetches tunerd's answers,
- * counts the I2C transfers of one fresh status read (the box's app socket
- * stats), then drives keep-alive GETs from N client threads (libcurl, one
+ * port from its own directory, tunes the tuner, waits until every tuner
+ * shows a status (the history's sampler reads each within a second: the
+ * lists the baseline sends must be as long as tunerd's), fetches tunerd's
+ * answers, counts the I2C transfers of one fresh status read (the box's
+ * app socket stats), then drives keep-alive GETs from N client threads (libcurl, one
  * connection each) in alternating rounds (medians compared):
  *   1. GET /api/v1/tuners/1: the front and REST alone, against a bare
  *      libmicrohttpd front (external epoll, one thread, a process of its
@@ -277,15 +279,38 @@ static int measure_k(CURL *c, const struct procs *p, struct bench_bare_cfg *b)
 	}
 	return 0;
 }
-/* Wait for tuner 1 to be ready, then tune it. */
-static int count_ready(const char *text)
+static int count_str(const char *text, const char *what)
 {
 	int n = 0;
 
-	for (const char *s = text; s && (s = strstr(s, "\"state\":\"ready\""));
-	     s++)
+	for (const char *s = text; s && (s = strstr(s, what)); s++)
 		n++;
 	return n;
+}
+
+/* Every tuner has a status once the history's sampler read it (within a
+ * second): from then on the list has the size it keeps, the one the
+ * baseline must send too (about 1.5 times that of a list without). */
+static void wait_statuses(CURL *c, int port)
+{
+	char url[128];
+	struct bench_body b = {0};
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/api/v1/tuners", port);
+	for (int i = 0; i < 100; i++, usleep(50000)) {
+		free(b.data);
+		b = (struct bench_body){0};
+		if (get(c, url, &b) == 200 &&
+		    !count_str(b.data, "\"status\":null"))
+			break;
+	}
+	free(b.data);
+}
+
+/* Wait for the tuners to be ready, tune tuner 1, wait for every status. */
+static int count_ready(const char *text)
+{
+	return count_str(text, "\"state\":\"ready\"");
 }
 
 static int prepare(CURL *c, int port, int ntuners)
@@ -318,7 +343,10 @@ static int prepare(CURL *c, int port, int ntuners)
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
 	curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
 	curl_slist_free_all(h);
-	return code == 200 ? 0 : -1;
+	if (code != 200)
+		return -1;
+	wait_statuses(c, port);
+	return 0;
 }
 
 static int cmp_double(const void *a, const void *b)
