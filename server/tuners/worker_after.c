@@ -269,7 +269,7 @@ uint64_t worker_next_due_ns(const struct worker *wk)
 
 void worker_run_due(struct worker *wk)
 {
-	uint64_t now = loop_now_ns();
+	uint64_t now = loop_now_ns(), due;
 
 	/* An owed report that is due found the stub quiet: the held go
 	 * with it. */
@@ -279,8 +279,10 @@ void worker_run_due(struct worker *wk)
 	} else if (wk->nheld && now >= wk->held_until_ns) {
 		worker_flush_held(wk);
 	}
-	wk->quiet_at_ns = 0;
-	if (worker_quiet_due_ns(wk))
-		worker_wake_at(wk, worker_quiet_due_ns(wk));
+	due = worker_quiet_due_ns(wk);
+	if (due)
+		worker_wake_at(wk, due);
+	else
+		wk->quiet_at_ns = 0;
 	worker_watch_step(wk);
 }
