@@ -260,7 +260,7 @@ static uint64_t worker_quiet_due_ns(const struct worker *wk)
 
 uint64_t worker_next_due_ns(const struct worker *wk)
 {
-	uint64_t due = wk->have_late_timer ? 0 : worker_quiet_due_ns(wk);
+	uint64_t due = wk->quiet_fd >= 0 ? 0 : worker_quiet_due_ns(wk);
 
 	if (wk->watch.until_ns && (!due || wk->watch.next_ns < due))
 		due = wk->watch.next_ns;
@@ -283,6 +283,6 @@ void worker_run_due(struct worker *wk)
 	if (due)
 		worker_wake_at(wk, due);
 	else
-		wk->quiet_at_ns = 0;
+		worker_quiet_reached(wk);
 	worker_watch_step(wk);
 }

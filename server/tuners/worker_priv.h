@@ -35,14 +35,14 @@
  * request costs the kernel's own caller a cross-CPU wake-up on most
  * round trips (bench_stub: 6x the round trip on a KVM guest).
  *
- * The quiet period is watched by the worker's one POSIX timer (worker.c),
- * not by a timeout on the worker's wait: a sub-millisecond timeout is
- * the earliest timer of its CPU, armed and cancelled on every command,
- * and on a virtual machine each such reprogramming of the CPU's timer
- * traps to the hypervisor (bench_stub --cpu 0, MT2060: 38 us a tune
- * with the timeout, 22 us without).  The timer is armed lazily and fires
- * at most once per WORKER_BEGIN_LATE_NS while commands come, so the
- * deferred work runs between 0.2 and about 1 ms after the last command.
+ * The quiet period is watched by a timerfd in the worker's wait
+ * (worker.c), not by the wait's own timeout: a sub-millisecond timeout
+ * is the earliest timer of its CPU, armed and cancelled on every
+ * command, and on a virtual machine each such reprogramming of the CPU's
+ * timer traps to the hypervisor (bench_stub --cpu 0, MT2060: 38 us a
+ * tune with the timeout, 22 us without).  The timerfd is armed lazily:
+ * while commands come it fires once per quiet period and is re-armed
+ * then, so the deferred work runs 0.2 ms after the last command.
  */
 #define WORKER_HELD_MAX      8
 #define WORKER_OWED_QUIET_NS 200000ull
@@ -98,15 +98,22 @@ struct worker {
 	volatile sig_atomic_t begin_armed; /* not yet reported: the timer may */
 	volatile sig_atomic_t began;
 	volatile uint64_t late_at_ns;         /* when BEGIN is due */
-	volatile uint64_t quiet_at_ns;        /* deferred work due (0: none) */
 	volatile sig_atomic_t late_timer_set; /* the timer will fire */
+	volatile sig_atomic_t in_late_signal; /* its handler runs */
 	timer_t late_timer;
-	volatile sig_atomic_t have_late_timer;
-	int wake_fd; /* eventfd: the timer found deferred work due */
+	int have_late_timer;
+	int quiet_fd;            /* timerfd of the deferred work; -1: none */
+	uint64_t quiet_armed_ns; /* when it expires; 0: not armed */
 };
 
-/* A command that runs longer reports its start (BEGIN). */
-#define WORKER_BEGIN_LATE_NS 1000000ull
+/*
+ * A stub's command that runs longer reports its start (BEGIN): far below
+ * any deadline the daemon's hang watch keeps, above what a burst queues
+ * a command for.  64 tunes at once on two cores take ~4 ms, and at 1 ms
+ * most of them were signalled mid-command to report a start the daemon
+ * then published (bench_stub: 5.6 ms for the burst, 4.4 ms at 10 ms).
+ */
+#define WORKER_BEGIN_LATE_NS 10000000ull
 
 /* How a stub's tune owed its status gets it. */
 enum worker_owed {
@@ -134,9 +141,10 @@ void worker_settle_owed(struct worker *wk, enum worker_owed how,
 /* The time the next deferred work is due (0: none), and doing it. */
 uint64_t worker_next_due_ns(const struct worker *wk);
 /* worker.c: wake the worker's wait at at_ns for the deferred work (the
- * timer's; without one, worker_next_due_ns() bounds the wait).
- * Async-signal-safe. */
+ * timerfd's; without one, worker_next_due_ns() bounds the wait), and the
+ * stub quiet with nothing left to do (the late timer is disarmed). */
 void worker_wake_at(struct worker *wk, uint64_t at_ns);
+void worker_quiet_reached(struct worker *wk);
 void worker_run_due(struct worker *wk);
 /* A new tune, init or sleep makes the watched params history. */
 void worker_watch_stop(struct worker *wk);

@@ -10,7 +10,8 @@
  * of the stub's requests, more than the worker holds reports for, every
  * one reported in order before the daemon's next command, and a stub's
  * tune with nothing after it: the worker's timer wakes it once the stub
- * is quiet, it reads the status itself and reports.
+ * is quiet, it reads the status itself and reports; and a stub's tune
+ * held past WORKER_BEGIN_LATE_NS reports its start while it runs.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -168,22 +169,27 @@ static void box_burst(struct box *b)
 			return;
 }
 
-/* A stub's tune, then silence: the worker's own status read follows. */
-static void box_lone_tune(struct box *b)
+/*
+ * Once the daemon's end says go: a stub's tune, then silence, so the
+ * worker's own status read follows.  With hold, the tune's transfer is
+ * answered only at the next go: once the daemon's end saw the tune's
+ * start, which the worker's late timer reported.
+ */
+static void box_go_tune(struct box *b, uint32_t hz, uint64_t unique, int hold)
 {
-	struct tstub_params p = {.delsys = TSTUB_DELSYS_DVBT,
-				 .frequency = 522000000,
-				 .bandwidth = 8000000};
+	struct tstub_params p = {
+	    .delsys = TSTUB_DELSYS_DVBT, .frequency = hz, .bandwidth = 8000000};
 	union tstub_buf m;
 	char go;
 
 	if (read(b->go[0], &go, 1) != 1)
 		return;
-	fake_send(b->fd, TSTUB_SET_PARAMS, 0, 700, 0, CLIENT, &p, sizeof(p));
-	if (box_expect(b, &m, TSTUB_I2C_XFER))
+	fake_send(b->fd, TSTUB_SET_PARAMS, 0, unique, 0, CLIENT, &p, sizeof(p));
+	if (box_expect(b, &m, TSTUB_I2C_XFER) ||
+	    (hold && read(b->go[0], &go, 1) != 1))
 		return;
 	fake_reply(b->fd, &m.hdr, 0, NULL, 0);
-	if (box_expect(b, &m, TSTUB_SET_PARAMS) || m.hdr.unique != 700 ||
+	if (box_expect(b, &m, TSTUB_SET_PARAMS) || m.hdr.unique != unique ||
 	    box_expect(b, &m, TSTUB_DEMOD_STATUS))
 		return;
 	fake_reply(b->fd, &m.hdr, 0, &demod, sizeof(demod));
@@ -240,7 +246,8 @@ static void *box_run(void *arg)
 	fake_reply(b->fd, &m.hdr, -EOPNOTSUPP, NULL, 0);
 	box_stub_tune(b);
 	box_burst(b);
-	box_lone_tune(b);
+	box_go_tune(b, 522000000, 700, 0);
+	box_go_tune(b, 530000000, 800, 1);
 	return NULL;
 }
 
@@ -325,6 +332,27 @@ static void check_lone_tune(int fd, struct box *b, int *begins)
 	CHECK_EQ_INT(m.done.status.strength_mdbm, -45500);
 }
 
+/* The slow tune's start is reported while its transfer waits (the
+ * worker idle before it: its late timer armed again), then its end. */
+static void check_slow_tune(int fd, struct box *b, int *begins)
+{
+	union wmsg m = {0};
+
+	CHECK_EQ_INT(write(b->go[1], "g", 1), 1);
+	CHECK(next_report(fd, &m) > 0);
+	CHECK_EQ_INT(m.h.type, WMSG_BEGIN);
+	CHECK_EQ_INT(m.begin.origin, TUNER_ORIGIN_KERNEL);
+	CHECK_EQ_INT(m.begin.op, TUNER_OP_TUNE);
+	CHECK_EQ_INT(m.begin.params.frequency, 530000000);
+	CHECK_EQ_INT(write(b->go[1], "g", 1), 1);
+	CHECK(next_result(fd, &m, begins) > 0);
+	CHECK_EQ_INT(m.h.type, WMSG_DONE);
+	CHECK_EQ_INT(m.done.origin, TUNER_ORIGIN_KERNEL);
+	CHECK_EQ_INT(m.done.op, TUNER_OP_TUNE);
+	CHECK_EQ_INT(m.done.began, 1);
+	CHECK_EQ_INT(m.done.params.frequency, 530000000);
+}
+
 static void check_reports(int fd, struct box *b)
 {
 	union wmsg m = {0};
@@ -380,18 +408,19 @@ static void check_reports(int fd, struct box *b)
 	next_done(fd, &m, &begins);
 	CHECK_EQ_INT(m.done.origin, TUNER_ORIGIN_KERNEL);
 	CHECK_EQ_INT(m.done.op, TUNER_OP_STATUS);
-	/* Unless the read ran past 1 ms (its BEGIN then had to follow the
-	 * tune's report, without a status). */
+	/* Unless the read ran past WORKER_BEGIN_LATE_NS (its BEGIN then
+	 * had to follow the tune's report, without a status). */
 	if (!m.done.began) {
 		CHECK_EQ_INT(tune.have_status, 1);
 		CHECK_EQ_INT(tune.status.strength_mdbm, -45500);
 	}
 	/* A BEGIN for each of the restore's two and the API's one; the
 	 * stub's three short ones have one report each, bar a stall past
-	 * 1 ms on a loaded machine. */
+	 * WORKER_BEGIN_LATE_NS on a loaded machine. */
 	CHECK(begins >= 3 && begins <= 4);
 	check_burst(fd, &begins);
 	check_lone_tune(fd, b, &begins);
+	check_slow_tune(fd, b, &begins);
 }
 
 int main(void)
@@ -433,7 +462,7 @@ int main(void)
 	check_reports(sv[0], &b);
 	pthread_join(box_th, NULL);
 
-	CHECK_EQ_INT(b.step, 13 + BURST + 3);
+	CHECK_EQ_INT(b.step, 13 + BURST + 3 + 3);
 	CHECK_EQ_INT(b.status_after, 1);
 	/* Merged: lock bits and levels from the demodulator, PLL from the
 	 * chip, frequency from the params. */
