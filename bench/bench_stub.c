@@ -17,17 +17,22 @@
  * succeeded.
  *
  * --cpu N pins every process of the run (the bench with its box, the
- * echo, tunerd and its workers) to CPU N.  Unpinned, the figures depend
- * on where the scheduler happens to put the box and a worker: on one CPU
- * each hop is a context switch, on two each is a cross-CPU wake-up of an
- * idle CPU, which on a virtual machine costs tens of microseconds, while
- * the echo pair tends to stay on one CPU.  Pinned, both sides pay the
- * same for a hop and the ratio is the cost of the paths themselves.
+ * echo, tunerd and its workers) to CPU N; --cpus A,B pins the bench with
+ * its box to CPU A and the echo, tunerd and its workers to CPU B.
+ * Unpinned, the figures depend on where the scheduler happens to put the
+ * box and a worker: on one CPU each hop is a context switch, on two each
+ * is a cross-CPU wake-up of an idle CPU, which on a virtual machine costs
+ * tens of microseconds, and a woken task stays on its previous CPU while
+ * that one is idle, so where a worker first ran decides the whole run;
+ * the echo pair tends to stay on one CPU.  Pinned either way, both sides
+ * pay the same for a hop and the ratio is the cost of the paths
+ * themselves.
  *
  * --chip NAME measures that chip alone and skips the 64-tuner phase.
  *
  * Usage: bench_stub [--quick] [--requests N] [--tunerd PATH]
- *                   [--plugin-dir DIR] [--cpu N] [--chip NAME]
+ *                   [--plugin-dir DIR] [--cpu N | --cpus A,B]
+ *                   [--chip NAME]
  */
 #define _GNU_SOURCE /* sched_setaffinity, CPU_SET */
 #include "bench_stub.h"
@@ -72,6 +77,7 @@ struct bench_opts {
 	unsigned long requests;
 	unsigned int rounds;
 	int cpu;          /* -1: not pinned */
+	int cpu_far;      /* --cpus: the echo's and tunerd's; -1: cpu's */
 	const char *chip; /* only this chip, no 64-tuner phase; NULL: all */
 };
 
@@ -370,6 +376,7 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 	    {"tunerd", required_argument, NULL, 't'},
 	    {"plugin-dir", required_argument, NULL, 'p'},
 	    {"cpu", required_argument, NULL, 'c'},
+	    {"cpus", required_argument, NULL, 'S'},
 	    {"chip", required_argument, NULL, 'C'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -398,6 +405,13 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 			if (*end || o->cpu < 0 || o->cpu >= CPU_SETSIZE)
 				return -1;
 			break;
+		case 'S':
+			if (sscanf(optarg, "%d,%d", &o->cpu, &o->cpu_far) !=
+				2 ||
+			    o->cpu < 0 || o->cpu >= CPU_SETSIZE ||
+			    o->cpu_far < 0 || o->cpu_far >= CPU_SETSIZE)
+				return -1;
+			break;
 		case 'C':
 			o->chip = optarg;
 			break;
@@ -417,17 +431,19 @@ int main(int argc, char **argv)
 			       .plugins = BENCH_PLUGIN_DIR,
 			       .requests = BENCH_REQUESTS,
 			       .rounds = BENCH_WIDE_ROUNDS,
-			       .cpu = -1};
+			       .cpu = -1,
+			       .cpu_far = -1};
 	struct bench_pingpong pp;
 	char dir[128];
 	int err;
 
 	if (parse_opts(argc, argv, &o)) {
-		fprintf(stderr,
-			"usage: %s [--quick] [--requests N] "
-			"[--tunerd PATH] [--plugin-dir DIR] [--cpu N] "
-			"[--chip mt2060|qt1010|xc3028]\n",
-			argv[0]);
+		fprintf(
+		    stderr,
+		    "usage: %s [--quick] [--requests N] "
+		    "[--tunerd PATH] [--plugin-dir DIR] "
+		    "[--cpu N | --cpus A,B] [--chip mt2060|qt1010|xc3028]\n",
+		    argv[0]);
 		return 2;
 	}
 	if (o.cpu >= 0) {
@@ -440,7 +456,14 @@ int main(int argc, char **argv)
 			perror("bench_stub: --cpu");
 			return 2;
 		}
-		printf("every process pinned to CPU %d\n", o.cpu);
+		if (o.cpu_far < 0) {
+			printf("every process pinned to CPU %d\n", o.cpu);
+		} else {
+			bench_children_on_cpu(o.cpu_far);
+			printf("the bench and its box pinned to CPU %d, the "
+			       "echo, tunerd and its workers to CPU %d\n",
+			       o.cpu, o.cpu_far);
+		}
 	}
 	signal(SIGPIPE, SIG_IGN);
 	/* The echo process first: it must not inherit the box's sockets. */

@@ -59,6 +59,10 @@ struct bench_pingpong {
 	uint64_t out[256 / 8], in[2048 / 8];
 };
 
+/* Children forked from now (the echo, tunerd) run on CPU cpu; -1: where
+ * the bench runs. */
+void bench_children_on_cpu(int cpu);
+
 int bench_pingpong_start(struct bench_pingpong *pp);
 void bench_pingpong_stop(struct bench_pingpong *pp);
 /* The messages of one tune: the request and its reply, then k I2C

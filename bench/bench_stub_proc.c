@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,11 +51,28 @@ int bench_workdir(char *dir, size_t len)
 }
 
 /* The child dies with the bench, whatever kills the bench. */
+static int child_cpu = -1;
+
+void bench_children_on_cpu(int cpu)
+{
+	child_cpu = cpu;
+}
+
+/* Also moves the child to child_cpu, when set (before an exec: tunerd's
+ * own children inherit it). */
 static void child_tie_to_parent(pid_t parent)
 {
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(127);
+	if (child_cpu >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(child_cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set))
+			_exit(127);
+	}
 }
 
 static pid_t tunerd_spawn(const char *dir, const char *tag, const char *sock,
