@@ -61,7 +61,6 @@
 #define SIDE_TUNERD 1
 #define PROBER      SIDES /* the third child */
 #define CHILDREN    3
-#define DRAIN_MS    500
 /* What a status sample carries besides the envelope, about. */
 #define LOAD_PAD 300
 
@@ -71,7 +70,7 @@ static int load_events = 64, load_ms = 250;
 
 /* ---- the server side (parent process) ---- */
 
-enum phase { PH_ROUNDS, PH_IDLE_PROBE, PH_LOAD_PROBE, PH_DRAIN, PH_DONE };
+enum phase { PH_ROUNDS, PH_IDLE_PROBE, PH_LOAD_PROBE, PH_DONE };
 
 struct server {
 	struct loop *loop;
@@ -163,19 +162,17 @@ static void tell(int child, char c)
 		S.failed = 1;
 }
 
-static long drained(struct loop *l, uint64_t id, void *arg)
+/* Subscribers stop once each has the load's events (bench_fanout.h). */
+static void tell_quit(int child, uint64_t events)
 {
-	(void)l;
-	(void)id;
-	(void)arg;
-	S.phase = PH_DONE;
-	tell(SIDE_BASE, 'Q');
-	tell(SIDE_TUNERD, 'Q');
-	tell(PROBER, 'Q');
-	return LOOP_TIMER_DONE;
+	char buf[1 + sizeof(events)] = {'Q'};
+
+	memcpy(buf + 1, &events, sizeof(events));
+	if (write(S.ctl[child], buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+		S.failed = 1;
 }
 
-/* The prober answered: idle -> load -> drain. */
+/* The prober answered: idle -> load -> done (the subscribers drain). */
 static void probe_done(const struct fanout_result *r)
 {
 	if (S.phase == PH_IDLE_PROBE) {
@@ -188,10 +185,12 @@ static void probe_done(const struct fanout_result *r)
 		return;
 	}
 	S.rest_load = *r;
-	S.phase = PH_DRAIN;
+	S.phase = PH_DONE;
 	loop_del_timer(S.loop, S.load_timer);
 	ws_server_stats(S.ws, &S.ws_after);
-	loop_add_timer(S.loop, DRAIN_MS, drained, NULL);
+	tell_quit(SIDE_BASE, 0);
+	tell_quit(SIDE_TUNERD, (uint64_t)S.load_published);
+	tell(PROBER, 'Q');
 }
 
 static void next_round(void)

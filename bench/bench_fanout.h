@@ -9,8 +9,10 @@
  *   child -> 'A'           the round's tick reached all N
  *   child -> 'Z' result    after every run of warm-up + E rounds
  *   parent -> 'L'          the load phase begins ("l_ns" events)
- *   parent -> 'Q'          stop: child -> 'Y' result (the load's
- *                          latencies) and exits
+ *   parent -> 'Q' uint64   stop once each open subscriber has that many
+ *                          "l_ns" events (the load's publications; at
+ *                          most FANOUT_DRAIN_MS): child -> 'Y' result
+ *                          (the load's latencies) and exits
  * REST prober:
  *   parent -> 'P'          probe now: child -> 'Y' result
  *   parent -> 'Q'          exit
@@ -22,6 +24,9 @@
 
 #define FANOUT_WARMUP_ROUNDS 10
 #define FANOUT_MSG_MAX       2048
+/* The bound on the wait for the load's last events, past the last
+ * publication; they come within milliseconds. */
+#define FANOUT_DRAIN_MS 10000
 
 /* Percentiles in microseconds over n samples; ok == 0: the child failed. */
 struct fanout_result {

@@ -57,6 +57,7 @@ int fanout_send_result(int ctl, char tag, const struct fanout_result *r)
 struct sub_conn {
 	size_t len;
 	int too_big;
+	uint64_t load_got; /* "l_ns" events */
 	char buf[FANOUT_MSG_MAX];
 };
 
@@ -69,6 +70,9 @@ struct subs {
 	uint64_t *ns, *lns;
 	long nns, nlns;
 	int load, quit;
+	uint64_t load_open_got; /* the open subscribers' "l_ns" events */
+	uint64_t drain_each;    /* 'Q': the load's events, each */
+	uint64_t drain_until;   /* 0: not draining */
 };
 
 static struct subs U;
@@ -95,14 +99,18 @@ static void round_done(void)
 		U.quit = 1;
 }
 
-static void note_message(const char *msg, size_t len)
+/* A load event counts whenever it comes: the first may come before the
+ * parent's 'L' is read. */
+static void note_message(struct sub_conn *sc, const char *msg, size_t len)
 {
 	uint64_t t = bench_now_ns();
 	const char *p;
 
 	if ((p = memmem(msg, len, "\"l_ns\":", 7))) {
-		if (U.load && U.nlns < LOAD_SAMPLES)
+		if (U.nlns < LOAD_SAMPLES)
 			U.lns[U.nlns++] = t - strtoull(p + 7, NULL, 10);
+		sc->load_got++;
+		U.load_open_got++;
 		return;
 	}
 	if (!(p = memmem(msg, len, "\"t_ns\":", 7)))
@@ -128,7 +136,7 @@ static void sub_receive(struct lws *wsi, struct sub_conn *sc, const void *in,
 	}
 	if (lws_is_final_fragment(wsi) && !lws_remaining_packet_payload(wsi) &&
 	    !sc->too_big)
-		note_message(sc->buf, sc->len);
+		note_message(sc, sc->buf, sc->len);
 }
 
 static int sub_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
@@ -143,6 +151,8 @@ static int sub_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		break;
 	case LWS_CALLBACK_CLIENT_CLOSED:
 		U.closed++;
+		if (user)
+			U.load_open_got -= ((struct sub_conn *)user)->load_got;
 		break;
 	case LWS_CALLBACK_CLIENT_RECEIVE:
 		sub_receive(wsi, user, in, len);
@@ -176,6 +186,18 @@ static void subs_connect(int port)
 	}
 }
 
+/* Every open subscriber has the load's events, or the bound passed. */
+static void subs_drain(void)
+{
+	uint64_t open = (uint64_t)(U.established - U.closed);
+
+	if (!U.drain_until || (U.load_open_got < U.drain_each * open &&
+			       bench_now_ns() < U.drain_until))
+		return;
+	send_result('Y', U.lns, U.nlns);
+	U.quit = 1;
+}
+
 /* The parent's word, without waiting for it. */
 static void subs_control(void)
 {
@@ -185,10 +207,12 @@ static void subs_control(void)
 		return;
 	if (c == 'L') {
 		U.load = 1;
-		U.nlns = 0;
 	} else if (c == 'Q') {
-		send_result('Y', U.lns, U.nlns);
-		U.quit = 1;
+		/* Sent with its count in one write: it is there. */
+		if (recv(U.ctl, &U.drain_each, sizeof(U.drain_each),
+			 MSG_WAITALL) != (ssize_t)sizeof(U.drain_each))
+			U.drain_each = 0;
+		U.drain_until = bench_now_ns() + FANOUT_DRAIN_MS * 1000000ull;
 	}
 }
 
@@ -227,6 +251,7 @@ int fanout_subscribers_main(const struct fanout_args *a, int ctl, int port)
 	while (!U.quit && !(U.closed && !U.load)) {
 		lws_service(U.ctx, CTL_POLL_MS);
 		subs_control();
+		subs_drain();
 	}
 	closed = U.closed && !U.load; /* before the destroy closes the rest */
 	if (closed)
