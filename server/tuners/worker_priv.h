@@ -109,9 +109,10 @@ struct worker {
 /*
  * A stub's command that runs longer reports its start (BEGIN): far below
  * any deadline the daemon's hang watch keeps, above what a burst queues
- * a command for.  64 tunes at once on two cores take ~4 ms, and at 1 ms
- * most of them were signalled mid-command to report a start the daemon
- * then published (bench_stub: 5.6 ms for the burst, 4.4 ms at 10 ms).
+ * a command for.  64 tunes at once on two cores take ~4 ms; at 1 ms the
+ * burst's later commands were signalled mid-command to report starts the
+ * daemon then published (bench_stub: 5.6 ms for the burst at 1 ms,
+ * 4.3-4.8 ms at 10 ms).
  */
 #define WORKER_BEGIN_LATE_NS 10000000ull
 
