@@ -121,17 +121,6 @@ static int worker_late_arm(struct worker *wk, uint64_t at_ns)
 	return 0;
 }
 
-static void worker_late_disarm(struct worker *wk)
-{
-	const struct itimerspec off = {0};
-
-	if (!wk->late_timer_set)
-		return;
-	/* A signal in between finds no command: it returns. */
-	wk->late_timer_set = 0;
-	timer_settime(wk->late_timer, 0, &off, NULL);
-}
-
 static void worker_on_late(int sig)
 {
 	struct worker *wk = late_worker;
@@ -142,11 +131,9 @@ static void worker_on_late(int sig)
 		return;
 	wk->late_timer_set = 0;
 	/* Fired for an earlier command: re-armed for the one running. */
-	wk->in_late_signal = 1;
 	if (wk->begin_armed && (loop_now_ns() >= wk->late_at_ns ||
 				worker_late_arm(wk, wk->late_at_ns)))
 		worker_begin_late(wk);
-	wk->in_late_signal = 0;
 	errno = saved;
 }
 
@@ -154,8 +141,7 @@ void worker_wake_at(struct worker *wk, uint64_t at_ns)
 {
 	struct itimerspec at = {0};
 
-	/* Not from the signal: worker_begin_late() sends what it holds. */
-	if (wk->in_late_signal || wk->quiet_fd < 0 ||
+	if (wk->quiet_fd < 0 ||
 	    (wk->quiet_armed_ns && wk->quiet_armed_ns <= at_ns))
 		return;
 	at.it_value.tv_sec = (time_t)(at_ns / 1000000000ull);
@@ -173,7 +159,14 @@ void worker_wake_at(struct worker *wk, uint64_t at_ns)
 
 void worker_quiet_reached(struct worker *wk)
 {
-	worker_late_disarm(wk);
+	const struct itimerspec off = {0};
+
+	if (!wk->late_timer_set)
+		return;
+	/* The late timer is disarmed; a signal in between finds no
+	 * command: it returns. */
+	wk->late_timer_set = 0;
+	timer_settime(wk->late_timer, 0, &off, NULL);
 }
 
 /* 0, or -errno: then every command reports its start at once. */
@@ -428,6 +421,7 @@ static int worker_poll(struct worker *wk)
 
 	/* Idle from here: what the deferred work read is done. */
 	worker_bracket_close(&wk->ctx);
+	worker_time_deferred(wk);
 	now = loop_now_ns();
 	due = worker_next_due_ns(wk);
 	if (due) {

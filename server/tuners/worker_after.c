@@ -125,8 +125,6 @@ void worker_report(struct worker *wk, union wmsg *m)
 		wk->held_until_ns = loop_now_ns() + WORKER_OWED_QUIET_NS;
 		if (wk->nheld == WORKER_HELD_MAX)
 			worker_flush_held(wk);
-		else
-			worker_wake_at(wk, wk->held_until_ns);
 		return;
 	}
 	worker_flush_held(wk);
@@ -228,7 +226,6 @@ void worker_finish_later(struct worker *wk, struct worker_cmd *c)
 	c->t1 = now; /* the event's elapsed_ms: the tune, not the wait */
 	wk->owed = *c;
 	wk->owed_at_ns = now + WORKER_OWED_QUIET_NS;
-	worker_wake_at(wk, wk->owed_at_ns);
 }
 
 void worker_settle_owed(struct worker *wk, enum worker_owed how,
@@ -269,7 +266,7 @@ uint64_t worker_next_due_ns(const struct worker *wk)
 
 void worker_run_due(struct worker *wk)
 {
-	uint64_t now = loop_now_ns(), due;
+	uint64_t now = loop_now_ns();
 
 	/* An owed report that is due found the stub quiet: the held go
 	 * with it. */
@@ -279,10 +276,15 @@ void worker_run_due(struct worker *wk)
 	} else if (wk->nheld && now >= wk->held_until_ns) {
 		worker_flush_held(wk);
 	}
-	due = worker_quiet_due_ns(wk);
+	worker_watch_step(wk);
+}
+
+void worker_time_deferred(struct worker *wk)
+{
+	uint64_t due = worker_quiet_due_ns(wk);
+
 	if (due)
 		worker_wake_at(wk, due);
 	else
 		worker_quiet_reached(wk);
-	worker_watch_step(wk);
 }

@@ -99,7 +99,6 @@ struct worker {
 	volatile sig_atomic_t began;
 	volatile uint64_t late_at_ns;         /* when BEGIN is due */
 	volatile sig_atomic_t late_timer_set; /* the timer will fire */
-	volatile sig_atomic_t in_late_signal; /* its handler runs */
 	timer_t late_timer;
 	int have_late_timer;
 	int quiet_fd;            /* timerfd of the deferred work; -1: none */
@@ -141,12 +140,16 @@ void worker_settle_owed(struct worker *wk, enum worker_owed how,
 			const struct tstub_status *st);
 /* The time the next deferred work is due (0: none), and doing it. */
 uint64_t worker_next_due_ns(const struct worker *wk);
+void worker_run_due(struct worker *wk);
+/* Right before every wait (never from the signal handler): the deferred
+ * work now held or owed, whichever path left it, is timed by the
+ * timerfd; with none, the stub has been quiet. */
+void worker_time_deferred(struct worker *wk);
 /* worker.c: wake the worker's wait at at_ns for the deferred work (the
  * timerfd's; without one, worker_next_due_ns() bounds the wait), and the
  * stub quiet with nothing left to do (the late timer is disarmed). */
 void worker_wake_at(struct worker *wk, uint64_t at_ns);
 void worker_quiet_reached(struct worker *wk);
-void worker_run_due(struct worker *wk);
 /* A new tune, init or sleep makes the watched params history. */
 void worker_watch_stop(struct worker *wk);
 
