@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "loop.h"
 #include "plugin_open.h"
 #include "sim_chip.h"
 
@@ -38,8 +39,7 @@ struct bench_drv {
 
 static void sleep_until_ns(uint64_t t)
 {
-	struct timespec ts = {.tv_sec = (time_t)(t / 1000000000ull),
-			      .tv_nsec = (long)(t % 1000000000ull)};
+	struct timespec ts = loop_timespec(t);
 
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
 	       EINTR)

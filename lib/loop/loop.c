@@ -304,9 +304,7 @@ static int timer_arm(struct loop_timer *t, uint64_t delay)
 	if (!t->precise)
 		return uv_timer_start(&t->timer, on_coarse_timer, delay, 0);
 	/* A zero it_value disarms a timerfd: "now" is one nanosecond. */
-	delay = delay ? delay : 1;
-	its.it_value.tv_sec = (time_t)(delay / 1000000000ull);
-	its.it_value.tv_nsec = (long)(delay % 1000000000ull);
+	its.it_value = loop_timespec(delay ? delay : 1);
 	if (timerfd_settime(t->tfd, 0, &its, NULL) < 0)
 		return -errno;
 	uv_ref((uv_handle_t *)&t->poll);

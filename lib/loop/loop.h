@@ -16,6 +16,7 @@
 #define TUNERD_LOOP_H
 
 #include <stdint.h>
+#include <time.h>
 #include <uv.h>
 
 struct loop;
@@ -92,5 +93,12 @@ int loop_next_timeout_ms(const struct loop *l);
 /* CLOCK_MONOTONIC in milliseconds and nanoseconds. */
 uint64_t loop_now_ms(void);
 uint64_t loop_now_ns(void);
+
+/* ns as a struct timespec: a timer's value, a sleep, a wait's bound. */
+static inline struct timespec loop_timespec(uint64_t ns)
+{
+	return (struct timespec){.tv_sec = (time_t)(ns / 1000000000ull),
+				 .tv_nsec = (long)(ns % 1000000000ull)};
+}
 
 #endif /* TUNERD_LOOP_H */

@@ -110,8 +110,7 @@ static int worker_late_arm(struct worker *wk, uint64_t at_ns)
 
 	if (wk->late_timer_set)
 		return 0;
-	at.it_value.tv_sec = (time_t)(at_ns / 1000000000ull);
-	at.it_value.tv_nsec = (long)(at_ns % 1000000000ull);
+	at.it_value = loop_timespec(at_ns);
 	/* Set first: a signal in between re-arms, and this arms the same. */
 	wk->late_timer_set = 1;
 	if (timer_settime(wk->late_timer, TIMER_ABSTIME, &at, NULL) < 0) {
@@ -144,8 +143,7 @@ void worker_wake_at(struct worker *wk, uint64_t at_ns)
 	if (wk->quiet_fd < 0 ||
 	    (wk->quiet_armed_ns && wk->quiet_armed_ns <= at_ns))
 		return;
-	at.it_value.tv_sec = (time_t)(at_ns / 1000000000ull);
-	at.it_value.tv_nsec = (long)(at_ns % 1000000000ull);
+	at.it_value = loop_timespec(at_ns);
 	if (timerfd_settime(wk->quiet_fd, TFD_TIMER_ABSTIME, &at, NULL) == 0) {
 		wk->quiet_armed_ns = at_ns;
 		return;
@@ -413,7 +411,7 @@ static int worker_poll(struct worker *wk)
 	    {.fd = wk->a->daemon_fd, .events = POLLIN},
 	    {.fd = wk->quiet_fd, .events = POLLIN}, /* -1: none, ignored */
 	};
-	struct timespec ts = {0, 0}, *timeout = NULL;
+	struct timespec ts, *timeout = NULL;
 	uint64_t now, due;
 	union tstub_buf m;
 	union wmsg w;
@@ -425,10 +423,7 @@ static int worker_poll(struct worker *wk)
 	now = loop_now_ns();
 	due = worker_next_due_ns(wk);
 	if (due) {
-		uint64_t wait = due > now ? due - now : 0;
-
-		ts.tv_sec = (time_t)(wait / 1000000000ull);
-		ts.tv_nsec = (long)(wait % 1000000000ull);
+		ts = loop_timespec(due > now ? due - now : 0);
 		timeout = &ts;
 	}
 	n = ppoll(p, 3, timeout, NULL);

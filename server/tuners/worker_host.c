@@ -299,8 +299,7 @@ static void host_sleep_ms(void *ctx, unsigned int ms)
 {
 	struct worker_ctx *w = ctx;
 	uint64_t ns = (uint64_t)ms * w->settle_permille * 1000ull;
-	struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ull),
-			      .tv_nsec = (long)(ns % 1000000000ull)};
+	struct timespec ts = loop_timespec(ns);
 
 	while (ns && nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
