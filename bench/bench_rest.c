@@ -8,8 +8,9 @@
  * shows a status (the history's sampler reads each within a second: the
  * lists the baseline sends must be as long as tunerd's), fetches tunerd's
  * answers, counts the I2C transfers of one fresh status read (the box's
- * app socket stats), then drives keep-alive GETs from N client threads (libcurl, one
- * connection each) in alternating rounds (medians compared):
+ * app socket stats), then drives keep-alive GETs from N client threads
+ * (libcurl, one connection each) in alternating rounds (medians
+ * compared):
  *   1. GET /api/v1/tuners/1: the front and REST alone, against a bare
  *      libmicrohttpd front (external epoll, one thread, a process of its
  *      own, as tunerd's) answering the same bytes;

@@ -13,8 +13,8 @@
  * alternating blocks times a SOCK_SEQPACKET ping-pong with a forked echo
  * process of 1 + K + C round trips with messages of the same sizes.  A
  * second phase times one tune on each of 64 tuners issued at once
- * against one tune on one tuner.  Figures only: nothing is asserted but that every request
- * succeeded.
+ * against one tune on one tuner.  Figures only: nothing is asserted but
+ * that every request succeeded.
  *
  * --cpu N pins every process of the run (the bench with its box, the
  * echo, tunerd and its workers) to CPU N; --cpus A,B pins the bench with
