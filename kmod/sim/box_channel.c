@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "box_i.h"
@@ -260,15 +261,51 @@ static void chan_message(struct box_channel *chan, const union tstub_buf *m,
 	}
 }
 
+/*
+ * When a message was sent, on the monotonic clock, from the kernel's
+ * stamp (SO_TIMESTAMPNS, wall clock); now when there is none.  A
+ * transfer's bus time counts from there: on /dev/tuner the write() runs
+ * the transfer, so the hop to this process is not the chip's time.
+ */
+static uint64_t chan_sent_ns(struct msghdr *mh, uint64_t now)
+{
+	struct timespec wall, sent;
+	struct cmsghdr *cm;
+	int64_t ago;
+
+	for (cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET ||
+		    cm->cmsg_type != SCM_TIMESTAMPNS ||
+		    cm->cmsg_len < CMSG_LEN(sizeof(sent)))
+			continue;
+		memcpy(&sent, CMSG_DATA(cm), sizeof(sent));
+		clock_gettime(CLOCK_REALTIME, &wall);
+		ago = (int64_t)(wall.tv_sec - sent.tv_sec) * 1000000000ll +
+		      (wall.tv_nsec - sent.tv_nsec);
+		/* A clock stepped meanwhile: never later than now. */
+		return ago > 0 && (uint64_t)ago < now ? now - (uint64_t)ago
+						      : now;
+	}
+	return now;
+}
+
 /* One message per readiness event: the loop is level-triggered, so a
  * channel with more queued is reported again, no channel starves the
  * others, and no receive is spent finding the channel empty. */
 static void chan_read(struct box_channel *chan, unsigned int events)
 {
 	union tstub_buf msg;
+	union {
+		char buf[CMSG_SPACE(sizeof(struct timespec))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = {.iov_base = msg.bytes, .iov_len = sizeof(msg)};
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = ctl.buf,
+			    .msg_controllen = sizeof(ctl.buf)};
 	/* MSG_TRUNC: the real size of an oversized message. */
-	ssize_t n =
-	    recv(chan->fd, msg.bytes, sizeof(msg), MSG_DONTWAIT | MSG_TRUNC);
+	ssize_t n = recvmsg(chan->fd, &mh, MSG_DONTWAIT | MSG_TRUNC);
 
 	if (n < 0) {
 		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
@@ -280,6 +317,7 @@ static void chan_read(struct box_channel *chan, unsigned int events)
 		box_chan_close(chan, "closed by the daemon");
 		return;
 	}
+	chan->sent_ns = chan_sent_ns(&mh, box_now_ns());
 	chan_message(chan, &msg, (size_t)n);
 }
 
@@ -307,6 +345,8 @@ static void chan_new(struct sim_box *box, int fd)
 	chan->box = box;
 	chan->fd = fd;
 	chan->id = ++box->next_chan_id;
+	/* Each message stamped as it is sent: chan_sent_ns(). */
+	setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &(int){1}, sizeof(int));
 	box_list_init(&chan->out);
 	box_list_init(&chan->i2c_replies);
 	if (loop_add_fd(box->loop, fd, CHAN_EVENTS, on_chan_event, chan) < 0) {

@@ -79,6 +79,7 @@ struct box_channel {
 	struct box_list out;       /* messages the socket had no room for */
 	size_t nout;
 	struct box_list i2c_replies; /* box_i2c_reply, delayed by bus time */
+	uint64_t sent_ns; /* when the message being handled was sent */
 };
 
 struct box_client {

@@ -99,7 +99,8 @@ static long on_i2c_reply(struct loop *l, uint64_t id, void *arg)
 /*
  * Bus time: every byte is 8 bits plus an acknowledge, the address byte
  * included, and each segment starts with a (repeated) start condition;
- * one stop ends the transfer.  The adapter carries one transfer at a time.
+ * one stop ends the transfer.  The adapter carries one transfer at a time,
+ * starting when it was sent (chan->sent_ns), or when the bus is free.
  */
 static void i2c_send_later(struct box_channel *chan, const union tstub_buf *m,
 			   uint64_t bits)
@@ -113,12 +114,12 @@ static void i2c_send_later(struct box_channel *chan, const union tstub_buf *m,
 		box_chan_send(chan, m);
 		return;
 	}
-	start = c->bus_free_ns > now ? c->bus_free_ns : now;
+	start = c->bus_free_ns > chan->sent_ns ? c->bus_free_ns : chan->sent_ns;
 	done = start + bits * 1000000ull / box->i2c_khz;
 	c->bus_free_ns = done;
-	r = malloc(sizeof(*r));
+	r = done > now ? malloc(sizeof(*r)) : NULL;
 	if (!r) {
-		box_chan_send(chan, m);
+		box_chan_send(chan, m); /* done already, or no memory */
 		return;
 	}
 	r->chan = chan;
@@ -138,7 +139,7 @@ void box_i2c_xfer(struct box_channel *chan, const struct tstub_hdr *h)
 	const struct tstub_i2c_xfer *x = tstub_body(h);
 	const uint8_t *wr = (const uint8_t *)(x + 1);
 	uint8_t rd[TSTUB_I2C_DATA_MAX];
-	uint64_t now = box_now_ns(), bits = 1;
+	uint64_t now = chan->sent_ns, bits = 1;
 	size_t rdlen = 0;
 	union tstub_buf m;
 	int err = 0;

@@ -335,7 +335,13 @@ static void timer_fire(struct loop_timer *t)
 	if (!t->armed || timer_id(t) != id)
 		return;
 	if (again < 0 || timer_arm(t, (uint64_t)again) < 0) {
-		timer_disarm(t);
+		/* Both kinds are one-shot and have expired: a precise one's
+		 * timerfd is read and quiet, so it needs no system call to
+		 * disarm it, only to stop holding the loop. */
+		if (t->precise)
+			uv_unref((uv_handle_t *)&t->poll);
+		else
+			uv_timer_stop(&t->timer);
 		timer_release(t);
 	}
 }

@@ -17,10 +17,12 @@
 #include "worker_proto.h"
 
 /* The lock watch paces its reads at this fraction of the time since the
- * tune began: a lock is seen at most ~3% of the tune's time late, and a
- * chip that never locks costs a few hundred reads over a 10 s wait
- * rather than a busy bus. */
-#define WORKER_LOCK_PACE_DIV    32
+ * tune began: a lock is seen at most 1/128 (0.8%) of the wait late (at
+ * 1/32 the lateness alone was 1.5% of a QT1010 tune), and a chip that
+ * never locks costs at most about a thousand reads over a 10 s wait
+ * (half of them in its first 100 ms, 13 a second by its end) rather
+ * than a busy bus. */
+#define WORKER_LOCK_PACE_DIV    128
 #define WORKER_LOCK_READ_MIN_NS 50000ull
 
 /*

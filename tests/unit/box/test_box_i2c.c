@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_box_i2c - the bridge side of the box: modeled bus time, the trace
+ * test_box_i2c - the bridge side of the box: modeled bus time (counted
+ * from the transfer's send, as /dev/tuner's write() runs it), the trace
  * file, the NAK/hang/never-lock faults, and what the demodulator reports
  * for what the chip's registers really hold.
  */
@@ -81,6 +82,69 @@ static void test_bus_time(void)
 	 * machine is too slow for it; how fast a busy machine is, is not
 	 * checked (no upper bound, no comparison with the instant bus). */
 	CHECK(slow >= 34);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * A transfer's bus time counts from its send, not from when the box got
+ * round to reading it: a box that reads a transfer once that time has
+ * passed answers it in the same run, with no timer.  The test lets the
+ * bus time pass on the clock before the box runs at all, so no machine
+ * is too slow for it; with the bus counted from the read, the reply
+ * would wait for a 390 us timer and not be there.
+ */
+static void test_bus_time_from_send(void)
+{
+	const struct tstub_i2c_seg segs[2] = {
+	    {.addr = 0x60, .len = 1},
+	    {.addr = 0x60, .flags = TSTUB_I2C_RD, .len = 1},
+	};
+	uint8_t body[sizeof(struct tstub_i2c_xfer) + 1];
+	struct tstub_i2c_xfer x = {.nsegs = 2};
+	/* 1 + (2 * 9 + 1) * 2 = 39 bit times: 390 us at 100 kHz */
+	const uint64_t bus_ns = 390000;
+	union tstub_buf m;
+	uint64_t sent;
+	ssize_t n;
+	int ctl, fd;
+
+	bt_setup(&t_box, "mt2060");
+	t_box.cfg.i2c_khz = 100;
+	if (bt_start(&t_box))
+		return;
+	ctl = bt_daemon(&t_box);
+	fd = bt_bind(&t_box, 1, NULL);
+	memcpy(x.segs, segs, sizeof(segs));
+	memcpy(body, &x, sizeof(x));
+	body[sizeof(x)] = 0x00; /* register 0: the part number */
+	sent = now_ns();
+	CHECK_EQ_INT(bt_send(fd, TSTUB_I2C_XFER, 0, ++t_box.unique, 0, 1, body,
+			     sizeof(body)),
+		     0);
+	/* The condition under test is time passing, not another party. */
+	while (now_ns() < sent + 2 * bus_ns) {
+		struct timespec ts = {.tv_nsec = (long)bus_ns};
+
+		nanosleep(&ts, NULL);
+	}
+	sim_box_run(t_box.box, 0);
+	n = recv(fd, m.bytes, sizeof(m), MSG_DONTWAIT);
+	CHECK(n > 0);
+	if (n > 0) {
+		CHECK_EQ_INT(m.hdr.opcode, TSTUB_I2C_XFER);
+		CHECK(m.hdr.unique == t_box.unique);
+		CHECK_EQ_INT(m.hdr.error, 0);
+	}
+	close(fd);
+	close(ctl);
+	bt_stop(&t_box);
 }
 
 static int hex2(const char *s)
@@ -288,6 +352,7 @@ static void test_demod_view(void)
 int main(void)
 {
 	test_bus_time();
+	test_bus_time_from_send();
 	test_trace();
 	test_nak_rate();
 	test_hang_and_never_lock();
