@@ -7,13 +7,15 @@
  * 400 kHz bus, settle scale 1.0) carries an MT2060, a QT1010 and an
  * XC3028, and an RF environment with two DVB-T multiplexes; tunerd
  * serves it on a loopback port.  Each tune alternates between the
- * multiplexes, so every request retunes and waits for a new lock.  The
- * baseline, measured in the same run and interleaved chip by chip, runs
- * the same plugin in this process straight on the chip model with the
- * same bus time and settle (bench_tune_drv.c): the driver's own time,
- * its waits and the chip's settle included.  Each run prints medians and
- * their ratio; the summary gives the median ratio of the runs and its
- * spread.
+ * multiplexes, so every request retunes and waits for a new lock.  Two
+ * baselines, measured in the same run and interleaved chip by chip, run
+ * the same plugin in this process: straight on the chip model with the
+ * same bus time and settle (bench_tune_drv.c), the driver's own time,
+ * its waits and the chip's settle included; and over a stub channel of
+ * a second box process (bench_tune_stub.c), which adds the box's process
+ * hop per transfer that tunerd's worker pays too.  Each run prints
+ * medians and their ratios; the summary gives the median of the runs
+ * and its spread.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -21,6 +23,7 @@
 #include <limits.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,7 +56,8 @@ static const char bench_env[] = "DVBT 490000000 8000000 -52.5 28.5 \"MUX A\"\n"
 
 struct procs {
 	char dir[64], fw[128], fwdir[96], plugins[PATH_MAX + 16];
-	pid_t box, daemon;
+	char sock2[96]; /* the second box's: the bench is its daemon */
+	pid_t box, box2, daemon;
 	int port;
 };
 
@@ -80,11 +84,28 @@ static int write_file(const char *path, const char *text)
 	return fclose(f) ? -1 : 0;
 }
 
+/* A box process with the bench's tuners: its stub socket at sock, its
+ * app socket and log named with tag. */
+static pid_t spawn_box(const struct procs *p, const char *bin, const char *tag,
+		       const char *sock, const char *env)
+{
+	char path[PATH_MAX + 64], app[96], log[128];
+
+	snprintf(path, sizeof(path), "%s/tunerd-simbox", bin);
+	snprintf(app, sizeof(app), "%s/app%s.sock", p->dir, tag);
+	snprintf(log, sizeof(log), "%s/box%s.log", p->dir, tag);
+	return bench_spawn(
+	    (char *[]){path, "--socket", (char *)sock, "--app-socket", app,
+		       "--tuners", "mt2060,qt1010,xc3028", "--env", (char *)env,
+		       "--firmware", (char *)p->fw, NULL},
+	    log);
+}
+
 /* tunerd and the box from bin_dir (NULL: beside this program), the
  * plugins from bin_dir/../plugins. */
 static int start_procs(struct procs *p, const char *bin_dir)
 {
-	char bin[PATH_MAX], path[PATH_MAX + 64], sock[96], app[96], env[96];
+	char bin[PATH_MAX], path[PATH_MAX + 64], sock[96], env[96];
 	char stub[128], listen[64], log[128], err[256];
 
 	if (bench_self_dir(bin, sizeof(bin)))
@@ -96,26 +117,23 @@ static int start_procs(struct procs *p, const char *bin_dir)
 	if (!mkdtemp(p->dir))
 		return -1;
 	snprintf(sock, sizeof(sock), "%s/sim.sock", p->dir);
-	snprintf(app, sizeof(app), "%s/app.sock", p->dir);
 	snprintf(env, sizeof(env), "%s/bench.env", p->dir);
 	snprintf(p->fwdir, sizeof(p->fwdir), "%s/fw", p->dir);
 	snprintf(p->fw, sizeof(p->fw), "%s/xc3028-v27.fw", p->fwdir);
 	if (write_file(env, bench_env) || mkdir(p->fwdir, 0700) ||
 	    xc3028_fwgen_write(p->fw, err, sizeof(err)))
 		return -1;
-	snprintf(path, sizeof(path), "%s/tunerd-simbox", bin);
-	snprintf(log, sizeof(log), "%s/box.log", p->dir);
-	p->box =
-	    bench_spawn((char *[]){path, "--socket", sock, "--app-socket", app,
-				   "--tuners", "mt2060,qt1010,xc3028", "--env",
-				   env, "--firmware", p->fw, NULL},
-			log);
+	p->box = spawn_box(p, bin, "", sock, env);
+	snprintf(p->sock2, sizeof(p->sock2), "%s/sim2.sock", p->dir);
+	p->box2 = spawn_box(p, bin, "2", p->sock2, env);
 	p->port = bench_free_port();
 	snprintf(path, sizeof(path), "%s/tunerd", bin);
 	snprintf(stub, sizeof(stub), "sim:%s", sock);
 	snprintf(listen, sizeof(listen), "127.0.0.1:%d", p->port);
 	snprintf(log, sizeof(log), "%s/tunerd.log", p->dir);
-	for (int i = 0; i < READY_TRIES && access(sock, F_OK); i++)
+	for (int i = 0;
+	     i < READY_TRIES && (access(sock, F_OK) || access(p->sock2, F_OK));
+	     i++)
 		usleep(10000); /* start-up, not measured */
 	p->daemon =
 	    bench_spawn((char *[]){path, "--stub", stub, "--plugin-dir",
@@ -123,7 +141,8 @@ static int start_procs(struct procs *p, const char *bin_dir)
 				   "--listen", listen, "--log-level", "warn",
 				   "--status-interval-ms", "0", NULL},
 			log);
-	return p->box > 0 && p->daemon > 0 && p->port > 0 ? 0 : -1;
+	return p->box > 0 && p->box2 > 0 && p->daemon > 0 && p->port > 0 ? 0
+									 : -1;
 }
 
 struct body {
@@ -206,16 +225,37 @@ static uint64_t rest_tune(CURL *c, int port, int tuner, uint32_t freq,
 }
 
 struct run_result {
-	double rest_ms, drv_ms, ratio;
+	double rest_ms, stub_ms, drv_ms;
+	double ratio;      /* REST / the driver alone */
+	double ratio_stub; /* REST / the driver over the stub */
 	unsigned int unlocked, failed;
 };
 
-/* One run of one chip: n REST tunes, then n tunes of the driver alone. */
-static int run_chip(CURL *c, const struct procs *p, struct bench_drv *drv,
-		    int tuner, int n, struct run_result *r)
+/* n tunes of a driver; the median in ms, 0 when none worked. */
+static double drv_median_ms(struct bench_drv *drv, int n, unsigned int *failed)
 {
-	static uint64_t rest[MAX_TUNES], alone[MAX_TUNES];
-	int ok = 0, dok = 0;
+	static uint64_t ns[MAX_TUNES];
+	int ok = 0;
+
+	for (int i = 0; i < n; i++) {
+		uint64_t t = bench_drv_tune(drv, i % 2 ? FREQ_B : FREQ_A);
+
+		if (t)
+			ns[ok++] = t;
+		else
+			(*failed)++;
+	}
+	return ok ? median_u64(ns, (size_t)ok) / 1e6 : 0.0;
+}
+
+/* One run of one chip: n REST tunes, n of the driver over the second
+ * box's stub, then n of the driver alone. */
+static int run_chip(CURL *c, const struct procs *p, struct bench_drv *drv,
+		    struct bench_drv *stub, int tuner, int n,
+		    struct run_result *r)
+{
+	static uint64_t rest[MAX_TUNES];
+	int ok = 0;
 
 	memset(r, 0, sizeof(*r));
 	for (int i = 0; i < n; i++) {
@@ -227,39 +267,49 @@ static int run_chip(CURL *c, const struct procs *p, struct bench_drv *drv,
 		else
 			r->failed++;
 	}
-	for (int i = 0; i < n; i++) {
-		uint64_t ns = bench_drv_tune(drv, i % 2 ? FREQ_B : FREQ_A);
-
-		if (ns)
-			alone[dok++] = ns;
-		else
-			r->failed++;
-	}
-	if (!ok || !dok)
+	r->stub_ms = drv_median_ms(stub, n, &r->failed);
+	r->drv_ms = drv_median_ms(drv, n, &r->failed);
+	if (!ok || !r->stub_ms || !r->drv_ms)
 		return -1;
 	r->rest_ms = median_u64(rest, (size_t)ok) / 1e6;
-	r->drv_ms = median_u64(alone, (size_t)dok) / 1e6;
 	r->ratio = r->rest_ms / r->drv_ms;
+	r->ratio_stub = r->rest_ms / r->stub_ms;
 	return 0;
 }
 
-static void summary(const char *chip, struct run_result *res, int runs)
+/* The median of one field over the runs, with its spread. */
+static void print_spread(const char *label, const struct run_result *res,
+			 int runs, size_t field, const char *fmt)
 {
-	double ratio[MAX_RUNS], rest[MAX_RUNS], drv[MAX_RUNS];
+	double v[MAX_RUNS];
 
-	for (int i = 0; i < runs; i++) {
-		ratio[i] = res[i].ratio;
-		rest[i] = res[i].rest_ms;
-		drv[i] = res[i].drv_ms;
-	}
-	qsort(ratio, (size_t)runs, sizeof(double), cmp_double);
-	qsort(rest, (size_t)runs, sizeof(double), cmp_double);
-	qsort(drv, (size_t)runs, sizeof(double), cmp_double);
-	printf("%-7s REST %8.2f ms [%.2f..%.2f]  driver alone %8.2f ms "
-	       "[%.2f..%.2f]  ratio %.3fx [%.3f..%.3f]\n",
-	       chip, rest[runs / 2], rest[0], rest[runs - 1], drv[runs / 2],
-	       drv[0], drv[runs - 1], ratio[runs / 2], ratio[0],
-	       ratio[runs - 1]);
+	for (int i = 0; i < runs; i++)
+		memcpy(&v[i], (const char *)&res[i] + field, sizeof(double));
+	qsort(v, (size_t)runs, sizeof(double), cmp_double);
+	printf("  %s ", label);
+	printf(fmt, v[runs / 2]);
+	printf(" [");
+	printf(fmt, v[0]);
+	printf("..");
+	printf(fmt, v[runs - 1]);
+	printf("]");
+}
+
+static void summary(const char *chip, const struct run_result *res, int runs)
+{
+	printf("%-7s", chip);
+	print_spread("REST", res, runs, offsetof(struct run_result, rest_ms),
+		     "%.2f");
+	print_spread("stub", res, runs, offsetof(struct run_result, stub_ms),
+		     "%.2f");
+	print_spread("alone", res, runs, offsetof(struct run_result, drv_ms),
+		     "%.2f");
+	printf(" ms\n       ");
+	print_spread("REST/alone", res, runs,
+		     offsetof(struct run_result, ratio), "%.3f");
+	print_spread("REST/stub", res, runs,
+		     offsetof(struct run_result, ratio_stub), "%.3f");
+	printf("\n");
 }
 
 static int parse_args(int argc, char **argv, int *runs, int *tunes,
@@ -285,33 +335,60 @@ static int parse_args(int argc, char **argv, int *runs, int *tunes,
 		   : -1;
 }
 
+/* The driver of chip k alone on the model (stub NULL), or over the
+ * second box's channel bound to client k + 1. */
+static struct bench_drv *drv_start(const struct procs *p, int k, int stub,
+				   uint64_t caps)
+{
+	struct bench_stub_chan ch = {.fd = -1};
+	char path[PATH_MAX + 32], err[256];
+	struct bench_drv *d = NULL;
+	int ret = stub ? bench_stub_bind(&ch, p->sock2, (uint32_t)k + 1) : 0;
+
+	ch.bracket = !!(caps & TSTUB_CAP_CMD_BRACKET);
+	snprintf(path, sizeof(path), "%s/%s.so", p->plugins, chips[k]);
+	if (ret)
+		snprintf(err, sizeof(err), "bind: %s", strerror(-ret));
+	else
+		d = bench_drv_new(chips[k], path, p->fw, p->fwdir, I2C_KHZ,
+				  SETTLE, stub ? &ch : NULL, err, sizeof(err));
+	if (!d) /* the channel is closed with it */
+		fprintf(stderr, "bench_tune: %s %s: %s\n", chips[k],
+			stub ? "over the stub" : "alone", err);
+	return d;
+}
+
 static int bench(const struct procs *p, CURL *c, int runs, int tunes)
 {
 	static struct run_result res[NCHIPS][MAX_RUNS];
-	struct bench_drv *drv[NCHIPS] = {0};
-	char path[PATH_MAX + 32], err[256];
-	int ret = 0;
+	struct bench_drv *drv[NCHIPS] = {0}, *stub[NCHIPS] = {0};
+	uint64_t caps = 0;
+	int ret = 0, ctl = bench_stub_session(p->sock2, NCHIPS, &caps);
 
+	if (ctl < 0) {
+		fprintf(stderr, "bench_tune: the second box: %s\n",
+			strerror(-ctl));
+		return -1;
+	}
 	for (int k = 0; k < NCHIPS && !ret; k++) {
-		snprintf(path, sizeof(path), "%s/%s.so", p->plugins, chips[k]);
-		drv[k] = bench_drv_new(chips[k], path, p->fw, p->fwdir, I2C_KHZ,
-				       SETTLE, err, sizeof(err));
-		if (!drv[k]) {
-			fprintf(stderr, "bench_tune: %s alone: %s\n", chips[k],
-				err);
-			ret = -1;
-		}
+		drv[k] = drv_start(p, k, 0, caps);
+		stub[k] = drv_start(p, k, 1, caps);
+		ret = drv[k] && stub[k] ? 0 : -1;
 	}
 	for (int r = 0; r < runs && !ret; r++)
 		for (int k = 0; k < NCHIPS && !ret; k++) {
 			struct run_result *x = &res[k][r];
 
-			ret = run_chip(c, p, drv[k], k + 1, tunes, x);
-			printf("run %d %-7s REST %8.2f ms  alone %8.2f ms  "
-			       "%.3fx  (unlocked %u, failed %u)\n",
-			       r + 1, chips[k], x->rest_ms, x->drv_ms, x->ratio,
-			       x->unlocked, x->failed);
+			ret = run_chip(c, p, drv[k], stub[k], k + 1, tunes, x);
+			printf(
+			    "run %d %-7s REST %8.2f  stub %8.2f  alone %8.2f "
+			    "ms  REST/alone %.3fx  REST/stub %.3fx  "
+			    "(unlocked %u, failed %u)\n",
+			    r + 1, chips[k], x->rest_ms, x->stub_ms, x->drv_ms,
+			    x->ratio, x->ratio_stub, x->unlocked, x->failed);
 			fflush(stdout);
+			if (x->unlocked || x->failed)
+				ret = -1; /* a figure of tunes that failed */
 		}
 	if (!ret) {
 		printf("\nmedians of %d runs of %d tunes, [min..max] over the "
@@ -320,8 +397,11 @@ static int bench(const struct procs *p, CURL *c, int runs, int tunes)
 		for (int k = 0; k < NCHIPS; k++)
 			summary(chips[k], res[k], runs);
 	}
-	for (int k = 0; k < NCHIPS; k++)
+	for (int k = 0; k < NCHIPS; k++) {
 		bench_drv_free(drv[k]);
+		bench_drv_free(stub[k]);
+	}
+	close(ctl);
 	return ret;
 }
 
@@ -356,13 +436,15 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	printf("bench_tune: REST tune with wait_lock_ms through 127.0.0.1:%d "
-	       "against the driver alone on the chip model (bus %d kHz, "
-	       "settle scale %.1f)\n",
+	       "against the same driver in the bench, over a box's stub "
+	       "channel (stub) and on the chip model (alone); bus %d kHz, "
+	       "settle scale %.1f\n",
 	       p.port, I2C_KHZ, SETTLE);
 	ret = bench(&p, c, runs, tunes) ? 1 : 0;
 out:
 	bench_stop(p.daemon);
 	bench_stop(p.box);
+	bench_stop(p.box2);
 	curl_slist_free_all(h);
 	curl_easy_cleanup(c);
 	curl_global_cleanup();

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * bench_tune_drv.c - bench_tune's baseline: a chip's plugin driven in
+ * bench_tune_drv.c - bench_tune's baselines: a chip's plugin driven in
  * this process straight on the box's chip model.  Every I2C transfer
  * takes the box's bus time (the same bit count as box_i2c.c, waited for
  * on the clock), sleeps take the box's settle scale, and the lock is the
  * model's own: what is left is the driver's own time, the floor of any
- * server in front of it.
+ * server in front of it.  Or the same plugin over a box's stub channel
+ * (bench_tune_stub.c), as a worker drives it.
  */
 #define _GNU_SOURCE
 #include "bench_proc.h"
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "loop.h"
 #include "plugin_open.h"
@@ -35,6 +37,8 @@ struct bench_drv {
 	struct tunerd_plugin_ops ops;
 	void *handle, *priv;
 	struct tunerd_host host;
+	struct bench_stub_chan stub;
+	int bracket_open; /* stub: CMD_BEGIN sent, CMD_END owed */
 };
 
 static void sleep_until_ns(uint64_t t)
@@ -47,11 +51,47 @@ static void sleep_until_ns(uint64_t t)
 }
 
 /* Applied at once, answered after the bus time: as the box does. */
+/* Over a stub: a command's first bridge request opens its bracket. */
+static int drv_stub_begin(struct bench_drv *d)
+{
+	union tstub_buf reply;
+	int err;
+
+	if (d->bracket_open || !d->stub.bracket)
+		return 0;
+	err = bench_stub_call(&d->stub, TSTUB_CMD_BEGIN, NULL, 0, &reply);
+	d->bracket_open = !err;
+	return err;
+}
+
+static int drv_stub_call(struct bench_drv *d, uint16_t opcode, const void *body,
+			 size_t len, union tstub_buf *reply)
+{
+	int err = drv_stub_begin(d);
+
+	return err ? err : bench_stub_call(&d->stub, opcode, body, len, reply);
+}
+
+static int drv_stub_end(struct bench_drv *d)
+{
+	union tstub_buf reply;
+
+	if (!d->bracket_open)
+		return 0;
+	d->bracket_open = 0;
+	return bench_stub_call(&d->stub, TSTUB_CMD_END, NULL, 0, &reply);
+}
+
 static int drv_i2c(void *ctx, struct tunerd_i2c_msg *msgs, unsigned int n)
 {
 	struct bench_drv *d = ctx;
 	uint64_t now = bench_now_ns(), bits = 1;
 	int err = 0;
+
+	if (d->stub.fd >= 0) {
+		err = drv_stub_begin(d);
+		return err ? err : bench_stub_i2c(&d->stub, msgs, n);
+	}
 
 	for (unsigned int i = 0; i < n && !err; i++) {
 		bits += (1u + msgs[i].len) * 9u + 1u;
@@ -121,7 +161,12 @@ static void drv_firmware_put(void *ctx, const uint8_t *data, size_t size)
 static int drv_bridge_ctrl(void *ctx, uint32_t cmd, uint32_t arg)
 {
 	struct bench_drv *d = ctx;
+	struct tstub_ctrl ctl = {.cmd = cmd, .arg = arg};
+	union tstub_buf reply;
 
+	if (d->stub.fd >= 0)
+		return drv_stub_call(d, TSTUB_BRIDGE_CTRL, &ctl, sizeof(ctl),
+				     &reply);
 	return d->cops->bridge_ctrl
 		   ? d->cops->bridge_ctrl(d->chip, cmd, arg, bench_now_ns())
 		   : -EOPNOTSUPP;
@@ -154,6 +199,8 @@ static int drv_open(struct bench_drv *d, const char *plugin_path, char *err,
 	ret = d->ops.probe(&d->host, &cfg, &d->priv);
 	if (!ret)
 		ret = d->ops.init(d->priv);
+	if (d->stub.fd >= 0 && drv_stub_end(d) && !ret)
+		ret = -EIO;
 	if (ret)
 		snprintf(err, errlen, "%s: probe or init: %s", plugin_path,
 			 strerror(-ret));
@@ -163,7 +210,9 @@ static int drv_open(struct bench_drv *d, const char *plugin_path, char *err,
 struct bench_drv *bench_drv_new(const char *chip, const char *plugin_path,
 				const char *firmware_path,
 				const char *firmware_dir, unsigned int i2c_khz,
-				double settle_scale, char *err, size_t errlen)
+				double settle_scale,
+				const struct bench_stub_chan *stub, char *err,
+				size_t errlen)
 {
 	struct bench_drv *d = calloc(1, sizeof(*d));
 	struct sim_chip_setup setup = {.settle_scale = settle_scale,
@@ -172,12 +221,15 @@ struct bench_drv *bench_drv_new(const char *chip, const char *plugin_path,
 
 	if (!d) {
 		snprintf(err, errlen, "out of memory");
+		if (stub && stub->fd >= 0)
+			close(stub->fd);
 		return NULL;
 	}
+	d->stub = stub ? *stub : (struct bench_stub_chan){.fd = -1};
 	d->cops = sim_chip_find(chip);
 	if (!d->cops) {
 		snprintf(err, errlen, "no chip model %s", chip);
-		free(d);
+		bench_drv_free(d);
 		return NULL;
 	}
 	d->addr = setup.i2c_addr = d->cops->default_addr;
@@ -202,7 +254,50 @@ void bench_drv_free(struct bench_drv *d)
 		dlclose(d->handle);
 	if (d->chip)
 		d->cops->destroy(d->chip);
+	if (d->stub.fd >= 0)
+		close(d->stub.fd);
 	free(d);
+}
+
+/* Over a stub, the lock as a worker's lock watch sees it: the chip's
+ * status and the demodulator's, in one bracket.  1, 0, or -errno. */
+static int drv_stub_locked(struct bench_drv *d)
+{
+	struct tstub_status st = {0}, dm = {0};
+	union tstub_buf reply;
+	int err = d->ops.get_status(d->priv, &st);
+
+	if (!err)
+		err = drv_stub_call(d, TSTUB_DEMOD_STATUS, NULL, 0, &reply);
+	if (!err)
+		memcpy(&dm, tstub_body(&reply.hdr), sizeof(dm));
+	else if (err == -EOPNOTSUPP)
+		err = 0;
+	if (drv_stub_end(d) && !err)
+		err = -EIO;
+	if (err)
+		return err;
+	if ((st.valid | dm.valid) & TSTUB_ST_FE_STATUS)
+		return !!((st.fe_status | dm.fe_status) & TSTUB_FE_HAS_LOCK);
+	return (st.valid & TSTUB_ST_PLL_LOCK) && st.pll_locked;
+}
+
+static uint64_t drv_stub_tune(struct bench_drv *d, const struct tstub_params *p,
+			      uint64_t t0)
+{
+	union tstub_buf reply;
+	uint64_t now;
+	int locked;
+
+	locked = d->ops.set_params(d->priv, p);
+	if (drv_stub_end(d) || locked)
+		return 0;
+	bench_stub_call(&d->stub, TSTUB_PARAMS_CHANGED, p, sizeof(*p), &reply);
+	do {
+		locked = drv_stub_locked(d);
+		now = bench_now_ns();
+	} while (!locked && now - t0 < DRV_LOCK_GIVE_UP_NS);
+	return locked > 0 ? now - t0 : 0;
 }
 
 uint64_t bench_drv_tune(struct bench_drv *d, uint32_t freq)
@@ -215,6 +310,8 @@ uint64_t bench_drv_tune(struct bench_drv *d, uint32_t freq)
 	struct tstub_status st;
 	struct sim_tuned tuned;
 
+	if (d->stub.fd >= 0)
+		return drv_stub_tune(d, &p, t0);
 	if (d->ops.set_params(d->priv, &p))
 		return 0;
 	do {

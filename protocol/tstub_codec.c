@@ -174,3 +174,67 @@ const char *tstub_opcode_name(uint16_t opcode)
 	}
 	return "UNKNOWN";
 }
+
+int tstub_i2c_request(const struct tunerd_i2c_msg *msgs, unsigned int n,
+		      uint8_t *body, size_t *rlen)
+{
+	struct tstub_i2c_xfer x = {.nsegs = n};
+	size_t wlen = 0;
+
+	*rlen = 0;
+	if (n == 0 || n > TSTUB_I2C_SEGS_MAX)
+		return -EINVAL;
+	for (unsigned int i = 0; i < n; i++) {
+		const struct tunerd_i2c_msg *m = &msgs[i];
+		int rd = m->flags & TUNERD_I2C_RD;
+
+		if (m->len == 0 || m->addr > 0x7f || !m->buf ||
+		    (m->flags & ~TUNERD_I2C_RD) ||
+		    wlen + *rlen + m->len > TSTUB_I2C_DATA_MAX)
+			return -EINVAL;
+		x.segs[i] = (struct tstub_i2c_seg){
+		    .addr = m->addr,
+		    .flags = rd ? TSTUB_I2C_RD : 0,
+		    .len = m->len,
+		};
+		if (rd) {
+			*rlen += m->len;
+		} else {
+			memcpy(body + sizeof(x) + wlen, m->buf, m->len);
+			wlen += m->len;
+		}
+	}
+	memcpy(body, &x, sizeof(x));
+	return (int)(sizeof(x) + wlen);
+}
+
+int tstub_i2c_reply(const struct tstub_hdr *reply, struct tunerd_i2c_msg *msgs,
+		    unsigned int n, size_t rlen)
+{
+	const uint8_t *rd = tstub_body(reply);
+	size_t off = 0;
+
+	if (tstub_body_len(reply) != rlen)
+		return -EPROTO;
+	for (unsigned int i = 0; i < n; i++) {
+		if (!(msgs[i].flags & TUNERD_I2C_RD))
+			continue;
+		memcpy(msgs[i].buf, rd + off, msgs[i].len);
+		off += msgs[i].len;
+	}
+	return 0;
+}
+
+int tstub_i2c_transfer(struct tunerd_i2c_msg *msgs, unsigned int n,
+		       tstub_i2c_call_fn call, void *ctx)
+{
+	uint8_t body[TSTUB_I2C_BODY_MAX];
+	union tstub_buf reply;
+	size_t rlen;
+	int len = tstub_i2c_request(msgs, n, body, &rlen), err;
+
+	if (len < 0)
+		return len;
+	err = call(ctx, body, (size_t)len, &reply);
+	return err ? err : tstub_i2c_reply(&reply.hdr, msgs, n, rlen);
+}

@@ -218,6 +218,7 @@ struct sim_box *sim_box_new(const struct sim_box_config *cfg, char *err,
 		return NULL;
 	}
 	box->listen_fd = -1;
+	box->host_fd = -1;
 	box->verbosity = cfg->verbosity;
 	box_list_init(&box->channels);
 	box_list_init(&box->dead_channels);
@@ -260,6 +261,8 @@ void sim_box_free(struct sim_box *box)
 		box_streams_free(box);
 		box_channels_free(box);
 	}
+	if (box->host_fd >= 0)
+		loop_del_fd(box->loop, box->host_fd);
 	if (box->listen_fd >= 0) {
 		loop_del_fd(box->loop, box->listen_fd);
 		close(box->listen_fd);
@@ -286,6 +289,32 @@ int sim_box_fd(const struct sim_box *box)
 int sim_box_timeout_ms(const struct sim_box *box)
 {
 	return loop_next_timeout_ms(box->loop);
+}
+
+static void on_host_fd(struct loop *l, int fd, unsigned int events, void *arg)
+{
+	struct sim_box *box = arg;
+
+	(void)l;
+	(void)fd;
+	(void)events;
+	box->host_fn(box->host_arg);
+}
+
+int sim_box_watch_fd(struct sim_box *box, int fd, void (*fn)(void *arg),
+		     void *arg)
+{
+	int err;
+
+	if (box->host_fd >= 0 || fd < 0 || !fn)
+		return -EINVAL;
+	err = loop_add_fd(box->loop, fd, LOOP_READ, on_host_fd, box);
+	if (err < 0)
+		return err;
+	box->host_fd = fd;
+	box->host_fn = fn;
+	box->host_arg = arg;
+	return 0;
 }
 
 int sim_box_run(struct sim_box *box, int timeout_ms)

@@ -86,6 +86,13 @@ int sim_box_timeout_ms(const struct sim_box *box);
  * processed. */
 int sim_box_run(struct sim_box *box, int timeout_ms);
 
+/* One fd of the host's (a signal pipe) watched in the box's own wait,
+ * so that sim_box_run(box, -1) is the host's only system call per
+ * wake-up: fn(arg) runs from sim_box_run() when fd is readable.  At most
+ * one; 0 or a negative errno. */
+int sim_box_watch_fd(struct sim_box *box, int fd, void (*fn)(void *arg),
+		     void *arg);
+
 /*
  * Completion of a kernel-side request: err is 0 or a negative errno
  * (-ETIMEDOUT at the deadline, -ECONNABORTED when the channel or the

@@ -132,6 +132,9 @@ struct sim_box {
 	 * below a millisecond, and precise timers are in sim_box_fd(). */
 	struct loop *loop;
 	int verbosity;
+	int host_fd; /* sim_box_watch_fd(), -1 without */
+	void (*host_fn)(void *arg);
+	void *host_arg;
 	char *stub_path;
 	int listen_fd;
 	struct box_app *app;

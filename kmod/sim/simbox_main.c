@@ -8,7 +8,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -361,31 +360,29 @@ static void raise_nofile(size_t ntuners, const char *prog)
 			(unsigned long long)need, ntuners);
 }
 
-static int serve(struct sim_box *box, int sfd)
+static void on_signal_pipe(void *arg)
 {
-	struct pollfd pfd[2] = {
-	    {.fd = sim_box_fd(box), .events = POLLIN},
-	    {.fd = sfd, .events = POLLIN},
-	};
+	int *stop = arg;
+	unsigned char sig = 0;
 
-	for (;;) {
-		if (poll(pfd, 2, sim_box_timeout_ms(box)) < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (pfd[1].revents) {
-			unsigned char sig = 0;
+	if (read(signal_pipe[0], &sig, 1) == 1)
+		fprintf(stderr, "simbox: signal %u, exiting\n", sig);
+	*stop = 1;
+}
 
-			if (read(sfd, &sig, 1) == 1)
-				fprintf(stderr, "simbox: signal %u, exiting\n",
-					sig);
-			return 0;
-		}
-		/* Also on a timeout: the box has sockets to register. */
-		if (sim_box_run(box, 0) < 0)
+/* The box's own wait is the only one: the signal pipe is in it, so a
+ * wake-up (a transfer's request, its bus time's end) costs one system
+ * call rather than a poll() and then the box's epoll_wait(). */
+static int serve(struct sim_box *box)
+{
+	int stop = 0;
+
+	if (sim_box_watch_fd(box, signal_pipe[0], on_signal_pipe, &stop))
+		return -EIO;
+	while (!stop)
+		if (sim_box_run(box, -1) < 0)
 			return -EIO;
-	}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -418,7 +415,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: %s\n", argv[0], err);
 		return 1;
 	}
-	rc = serve(box, signal_pipe[0]);
+	rc = serve(box);
 	sim_box_free(box);
 	return rc ? 1 : 0;
 }

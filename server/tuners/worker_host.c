@@ -227,72 +227,25 @@ int worker_notify(struct worker_ctx *w, uint16_t opcode, const void *body,
 
 /* ---- struct tunerd_host services ---- */
 
-static int host_i2c_build(const struct tunerd_i2c_msg *msgs, unsigned int n,
-			  struct tstub_i2c_xfer *x, uint8_t *wbuf, size_t *wlen,
-			  size_t *rlen)
+static int host_i2c_call(void *ctx, const void *body, size_t len,
+			 union tstub_buf *reply)
 {
-	size_t total = 0;
+	struct worker_ctx *w = ctx;
 
-	if (n == 0 || n > TSTUB_I2C_SEGS_MAX)
-		return -EINVAL;
-	memset(x, 0, sizeof(*x));
-	x->nsegs = n;
-	*wlen = *rlen = 0;
-	for (unsigned int i = 0; i < n; i++) {
-		const struct tunerd_i2c_msg *m = &msgs[i];
-
-		if (m->len == 0 || m->addr > 0x7f || !m->buf ||
-		    (m->flags & ~TUNERD_I2C_RD))
-			return -EINVAL;
-		total += m->len;
-		if (total > TSTUB_I2C_DATA_MAX)
-			return -EINVAL;
-		x->segs[i] = (struct tstub_i2c_seg){
-		    .addr = m->addr,
-		    .flags = m->flags & TUNERD_I2C_RD ? TSTUB_I2C_RD : 0,
-		    .len = m->len,
-		};
-		if (m->flags & TUNERD_I2C_RD) {
-			*rlen += m->len;
-		} else {
-			memcpy(wbuf + *wlen, m->buf, m->len);
-			*wlen += m->len;
-		}
-	}
-	return 0;
+	w->i2c_transfers++;
+	return worker_call(w, TSTUB_I2C_XFER, body, len, reply);
 }
 
 static int host_i2c_transfer(void *ctx, struct tunerd_i2c_msg *msgs,
 			     unsigned int n)
 {
 	struct worker_ctx *w = ctx;
-	uint8_t body[sizeof(struct tstub_i2c_xfer) + TSTUB_I2C_DATA_MAX];
-	struct tstub_i2c_xfer *x = (struct tstub_i2c_xfer *)body;
-	union tstub_buf reply;
-	size_t wlen, rlen, off = 0;
-	const uint8_t *rd;
-	int err;
+	int err = tstub_i2c_transfer(msgs, n, host_i2c_call, w);
 
-	err = host_i2c_build(msgs, n, x, body + sizeof(*x), &wlen, &rlen);
-	if (err)
-		return err;
-	err = worker_call(w, TSTUB_I2C_XFER, body, sizeof(*x) + wlen, &reply);
-	w->i2c_transfers++;
-	if (err)
-		return err;
-	if (tstub_body_len(&reply.hdr) != rlen) {
-		log_warn("tuner %u (%s): I2C reply of %zu bytes, %zu read",
-			 w->client, w->chip, tstub_body_len(&reply.hdr), rlen);
-		return -EPROTO;
-	}
-	rd = tstub_body(&reply.hdr);
-	for (unsigned int i = 0; i < n; i++) {
-		if (!(msgs[i].flags & TUNERD_I2C_RD))
-			continue;
-		memcpy(msgs[i].buf, rd + off, msgs[i].len);
-		off += msgs[i].len;
-	}
-	return 0;
+	if (err == -EPROTO)
+		log_warn("tuner %u (%s): I2C reply not the size read",
+			 w->client, w->chip);
+	return err;
 }
 
 static void host_sleep_ms(void *ctx, unsigned int ms)

@@ -199,6 +199,45 @@ static void test_i2c_bounds(void)
 	CHECK_EQ_INT(tstub_validate(&b, b.hdr.len), -EBADMSG);
 }
 
+/* A plugin's write-then-read as a request body and back, and the
+ * transfers the request refuses. */
+static void test_i2c_request_reply(void)
+{
+	uint8_t reg[2] = {0x0a, 0x0b}, val[3] = {0};
+	struct tunerd_i2c_msg msgs[2] = {
+	    {.addr = 0x60, .len = 2, .buf = reg},
+	    {.addr = 0x60, .flags = TUNERD_I2C_RD, .len = 3, .buf = val},
+	};
+	static const uint8_t answer[3] = {1, 2, 3};
+	uint8_t body[TSTUB_I2C_BODY_MAX];
+	struct tstub_i2c_xfer x;
+	union tstub_buf m;
+	size_t rlen = 0;
+	int len = tstub_i2c_request(msgs, 2, body, &rlen);
+
+	CHECK_EQ_INT(len, (int)(sizeof(x) + 2));
+	CHECK(rlen == 3);
+	memcpy(&x, body, sizeof(x));
+	CHECK_EQ_INT(x.nsegs, 2);
+	CHECK_EQ_INT(x.segs[1].flags, TSTUB_I2C_RD);
+	CHECK_EQ_INT(x.segs[1].len, 3);
+	CHECK(!memcmp(body + sizeof(x), reg, sizeof(reg)));
+	tstub_build(&m, TSTUB_I2C_XFER, TSTUB_F_REPLY, 1, 0, 1, answer, 2);
+	CHECK_EQ_INT(tstub_i2c_reply(&m.hdr, msgs, 2, rlen), -EPROTO);
+	tstub_build(&m, TSTUB_I2C_XFER, TSTUB_F_REPLY, 1, 0, 1, answer, 3);
+	CHECK_EQ_INT(tstub_i2c_reply(&m.hdr, msgs, 2, rlen), 0);
+	CHECK(!memcmp(val, answer, sizeof(val)));
+	CHECK_EQ_INT(tstub_i2c_request(msgs, 0, body, &rlen), -EINVAL);
+	msgs[0].addr = 0x80;
+	CHECK_EQ_INT(tstub_i2c_request(msgs, 2, body, &rlen), -EINVAL);
+	msgs[0].addr = 0x60;
+	msgs[0].len = 0;
+	CHECK_EQ_INT(tstub_i2c_request(msgs, 2, body, &rlen), -EINVAL);
+	msgs[0].len = 2; /* and a read that takes the sum over the bound */
+	msgs[1].len = TSTUB_I2C_DATA_MAX - 1;
+	CHECK_EQ_INT(tstub_i2c_request(msgs, 2, body, &rlen), -EINVAL);
+}
+
 static void test_delsys_names(void)
 {
 	for (uint32_t d = 1; d < TSTUB_DELSYS_COUNT; d++)
@@ -216,6 +255,7 @@ int main(void)
 	test_roundtrip();
 	test_refusals();
 	test_i2c_bounds();
+	test_i2c_request_reply();
 	test_delsys_names();
 	return check_done("test_abi");
 }
