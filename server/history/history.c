@@ -192,11 +192,16 @@ void history_sample(struct history *h, uint32_t tuner, int64_t time_ms,
 
 /* ---- marks: lock gained/lost and tunes, from the event bus ---- */
 
-static char *mark_text(const struct event *ev)
+/* A mark's object from the event's text: its type, "locked", "result"
+ * and "params".  Run on the threadpool (marks_reduce()): the loop only
+ * copies the text, since parsing it back is a tune's largest cost in the
+ * loop after building the event itself. */
+static char *mark_text(const char *event_text)
 {
-	json_t *e = json_loadb(ev->json, ev->json_len, 0, NULL);
-	json_t *m = json_pack("{s:s}", "type", ev->type);
-	static const char *const keep[] = {"locked", "result", "params"};
+	static const char *const keep[] = {"type", "locked", "result",
+					   "params"};
+	json_t *e = json_loads(event_text, 0, NULL);
+	json_t *m = json_object();
 	char *text = NULL;
 
 	if (e && m) {
@@ -213,6 +218,23 @@ static char *mark_text(const struct event *ev)
 	return text;
 }
 
+/* Each mark's event text made its object; one that will not parse is
+ * left out. */
+static void marks_reduce(struct hist_batch *b)
+{
+	size_t keep = 0;
+
+	for (size_t i = 0; i < b->nmarks; i++) {
+		char *text = mark_text(b->marks[i].json);
+
+		free(b->marks[i].json);
+		b->marks[i].json = text;
+		if (text)
+			b->marks[keep++] = b->marks[i];
+	}
+	b->nmarks = keep;
+}
+
 static void on_event(const struct event *ev, void *arg)
 {
 	struct history *h = arg;
@@ -224,7 +246,7 @@ static void on_event(const struct event *ev, void *arg)
 		return;
 	if (b->nmarks >= HISTORY_BATCH_MAX ||
 	    grow((void **)&b->marks, &b->mcap, b->nmarks, sizeof(*b->marks)) ||
-	    !(text = mark_text(ev))) {
+	    !(text = strndup(ev->json, ev->json_len))) {
 		h->dropped++;
 		return;
 	}
@@ -250,6 +272,7 @@ static void job_work(uv_work_t *w)
 
 	if (j->b.nrows) /* rows is NULL without any */
 		qsort(j->b.rows, j->b.nrows, sizeof(*j->b.rows), row_order);
+	marks_reduce(&j->b);
 	j->err = history_store_append(j->h->store, j->b.rows, j->b.nrows,
 				      j->b.marks, j->b.nmarks, j->now_ms);
 	j->ns = loop_now_ns() - t0;
