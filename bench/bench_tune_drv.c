@@ -50,7 +50,6 @@ static void sleep_until_ns(uint64_t t)
 		;
 }
 
-/* Applied at once, answered after the bus time: as the box does. */
 /* Over a stub: a command's first bridge request opens its bracket. */
 static int drv_stub_begin(struct bench_drv *d)
 {
@@ -82,6 +81,8 @@ static int drv_stub_end(struct bench_drv *d)
 	return bench_stub_call(&d->stub, TSTUB_CMD_END, NULL, 0, &reply);
 }
 
+/* On the model: applied at once, answered after the bus time, as the
+ * box does. */
 static int drv_i2c(void *ctx, struct tunerd_i2c_msg *msgs, unsigned int n)
 {
 	struct bench_drv *d = ctx;

@@ -23,13 +23,17 @@
 
 #define STUB_WAIT_MS 5000 /* set-up only: a box that never answers */
 
+/* A channel whose receives wait at most STUB_WAIT_MS: set once, so a
+ * round trip is a send() and a recv(), as a worker's. */
 static int stub_connect(const char *sock)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct timeval tv = {.tv_sec = STUB_WAIT_MS / 1000};
 	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 
 	if (fd < 0)
 		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		int err = -errno;
@@ -43,11 +47,8 @@ static int stub_connect(const char *sock)
 /* One message, waited for at most STUB_WAIT_MS; 0 or -errno. */
 static int stub_recv(int fd, union tstub_buf *m)
 {
-	struct timeval tv = {.tv_sec = STUB_WAIT_MS / 1000};
-	ssize_t n;
+	ssize_t n = recv(fd, m->bytes, sizeof(*m), 0);
 
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	n = recv(fd, m->bytes, sizeof(*m), 0);
 	if (n < 0)
 		return -errno;
 	return tstub_validate(m, (size_t)n);
