@@ -5,8 +5,8 @@
  * process of its own (INIT, LOAD_PLUGIN, ATTACH answered; one tuner
  * channel bound per client), and a chip's plugin in the bench makes its
  * I2C transfers and bridge requests as round trips on that channel, each
- * command bracketed by CMD_BEGIN and CMD_END as a worker brackets its
- * own.  The difference between this and the driver on the model is what
+ * command bracketed by CMD_BEGIN and CMD_END when the stub offers them,
+ * as a worker brackets its own.  The difference between this and the driver on the model is what
  * the box's process hop costs; the difference between REST and this is
  * tunerd's own.
  */
@@ -21,7 +21,7 @@
 #include "bench_tune.h"
 #include "tstub_codec.h"
 
-#define STUB_WAIT_MS 5000 /* set-up only: a box that never answers */
+#define STUB_WAIT_MS 5000 /* a box that never answers fails the bench */
 
 /* A channel whose receives wait at most STUB_WAIT_MS: set once, so a
  * round trip is a send() and a recv(), as a worker's. */
