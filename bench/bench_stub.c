@@ -34,7 +34,7 @@
  *                   [--plugin-dir DIR] [--cpu N | --cpus A,B]
  *                   [--chip NAME]
  */
-#define _GNU_SOURCE /* sched_setaffinity, CPU_SET */
+#define _GNU_SOURCE /* CPU_SETSIZE */
 #include "bench_stub.h"
 
 #include <errno.h>
@@ -447,13 +447,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (o.cpu >= 0) {
-		cpu_set_t set;
-
 		/* Before any fork: every process of the run inherits it. */
-		CPU_ZERO(&set);
-		CPU_SET(o.cpu, &set);
-		if (sched_setaffinity(0, sizeof(set), &set)) {
-			perror("bench_stub: --cpu");
+		err = bench_pin_to_cpu(o.cpu);
+		if (err) {
+			fprintf(stderr, "bench_stub: --cpu: %s\n",
+				strerror(-err));
 			return 2;
 		}
 		if (o.cpu_far < 0) {

@@ -59,6 +59,8 @@ struct bench_pingpong {
 	uint64_t out[256 / 8], in[2048 / 8];
 };
 
+/* This process (and what it forks from now) on CPU cpu; 0 or -errno. */
+int bench_pin_to_cpu(int cpu);
 /* Children forked from now (the echo, tunerd) run on CPU cpu; -1: where
  * the bench runs. */
 void bench_children_on_cpu(int cpu);

@@ -50,29 +50,32 @@ int bench_workdir(char *dir, size_t len)
 	return 0;
 }
 
-/* The child dies with the bench, whatever kills the bench. */
 static int child_cpu = -1;
+
+int bench_pin_to_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
+}
 
 void bench_children_on_cpu(int cpu)
 {
 	child_cpu = cpu;
 }
 
-/* Also moves the child to child_cpu, when set (before an exec: tunerd's
- * own children inherit it). */
+/* The child dies with the bench, whatever kills the bench.  Also moves
+ * the child to child_cpu, when set (before an exec: tunerd's own
+ * children inherit it). */
 static void child_tie_to_parent(pid_t parent)
 {
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(127);
-	if (child_cpu >= 0) {
-		cpu_set_t set;
-
-		CPU_ZERO(&set);
-		CPU_SET(child_cpu, &set);
-		if (sched_setaffinity(0, sizeof(set), &set))
-			_exit(127);
-	}
+	if (child_cpu >= 0 && bench_pin_to_cpu(child_cpu))
+		_exit(127);
 }
 
 static pid_t tunerd_spawn(const char *dir, const char *tag, const char *sock,

@@ -335,8 +335,8 @@ static int parse_args(int argc, char **argv, int *runs, int *tunes,
 		   : -1;
 }
 
-/* The driver of chip k alone on the model (stub NULL), or over the
- * second box's channel bound to client k + 1. */
+/* The driver of chip k alone on the model (stub 0), or over the second
+ * box's channel bound to client k + 1. */
 static struct bench_drv *drv_start(const struct procs *p, int k, int stub,
 				   uint64_t caps)
 {

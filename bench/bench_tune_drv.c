@@ -288,10 +288,9 @@ static uint64_t drv_stub_tune(struct bench_drv *d, const struct tstub_params *p,
 {
 	union tstub_buf reply;
 	uint64_t now;
-	int locked;
+	int err = d->ops.set_params(d->priv, p), locked;
 
-	locked = d->ops.set_params(d->priv, p);
-	if (drv_stub_end(d) || locked)
+	if (drv_stub_end(d) || err)
 		return 0;
 	bench_stub_call(&d->stub, TSTUB_PARAMS_CHANGED, p, sizeof(*p), &reply);
 	do {

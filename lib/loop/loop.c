@@ -311,7 +311,10 @@ static int timer_arm(struct loop_timer *t, uint64_t delay)
 	return 0;
 }
 
-static void timer_disarm(struct loop_timer *t)
+/* expired: the timer fired and was not re-armed.  Both kinds are
+ * one-shot, and a fired precise one's timerfd was read and is quiet: it
+ * needs no system call to disarm, only to stop holding the loop. */
+static void timer_disarm(struct loop_timer *t, int expired)
 {
 	static const struct itimerspec off;
 
@@ -320,7 +323,8 @@ static void timer_disarm(struct loop_timer *t)
 		return;
 	}
 	uv_unref((uv_handle_t *)&t->poll);
-	timerfd_settime(t->tfd, 0, &off, NULL);
+	if (!expired)
+		timerfd_settime(t->tfd, 0, &off, NULL);
 }
 
 /* Runs the callback; afterwards the slot is re-armed, released, or was
@@ -335,13 +339,7 @@ static void timer_fire(struct loop_timer *t)
 	if (!t->armed || timer_id(t) != id)
 		return;
 	if (again < 0 || timer_arm(t, (uint64_t)again) < 0) {
-		/* Both kinds are one-shot and have expired: a precise one's
-		 * timerfd is read and quiet, so it needs no system call to
-		 * disarm it, only to stop holding the loop. */
-		if (t->precise)
-			uv_unref((uv_handle_t *)&t->poll);
-		else
-			uv_timer_stop(&t->timer);
+		timer_disarm(t, 1);
 		timer_release(t);
 	}
 }
@@ -430,7 +428,7 @@ void loop_del_timer(struct loop *l, uint64_t id)
 
 	if (!t)
 		return;
-	timer_disarm(t);
+	timer_disarm(t, 0);
 	timer_release(t);
 }
 

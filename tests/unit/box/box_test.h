@@ -54,12 +54,17 @@ struct bt_result {
 	uint8_t body[512];
 };
 
-static inline uint64_t bt_now_ms(void)
+static inline uint64_t bt_now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t bt_now_ms(void)
+{
+	return bt_now_ns() / 1000000;
 }
 
 static inline void bt_write_file(const char *path, const char *text)

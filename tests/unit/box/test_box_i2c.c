@@ -84,14 +84,6 @@ static void test_bus_time(void)
 	CHECK(slow >= 34);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * A transfer's bus time counts from its send, not from when the box got
  * round to reading it: a box that reads a transfer once that time has
@@ -124,12 +116,12 @@ static void test_bus_time_from_send(void)
 	memcpy(x.segs, segs, sizeof(segs));
 	memcpy(body, &x, sizeof(x));
 	body[sizeof(x)] = 0x00; /* register 0: the part number */
-	sent = now_ns();
+	sent = bt_now_ns();
 	CHECK_EQ_INT(bt_send(fd, TSTUB_I2C_XFER, 0, ++t_box.unique, 0, 1, body,
 			     sizeof(body)),
 		     0);
 	/* The condition under test is time passing, not another party. */
-	while (now_ns() < sent + 2 * bus_ns) {
+	while (bt_now_ns() < sent + 2 * bus_ns) {
 		struct timespec ts = {.tv_nsec = (long)bus_ns};
 
 		nanosleep(&ts, NULL);
