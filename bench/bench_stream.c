@@ -244,7 +244,7 @@ static pid_t start_daemon(const char *bin, const char *dir, const char *sock,
 			  int port, const char *delivery)
 {
 	char path[PATH_MAX + 32], stub[PATH_MAX], plugins[PATH_MAX + 16];
-	char listen[32], log[PATH_MAX];
+	char listen[32], log[PATH_MAX], state[PATH_MAX];
 	pid_t pid;
 
 	snprintf(path, sizeof(path), "%s/tunerd", bin);
@@ -252,10 +252,12 @@ static pid_t start_daemon(const char *bin, const char *dir, const char *sock,
 	snprintf(plugins, sizeof(plugins), "%s/../plugins", bin);
 	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
 	snprintf(log, sizeof(log), "%s/tunerd-%s.log", dir, delivery);
+	snprintf(state, sizeof(state), "%s/state-%s", dir, delivery);
 	pid =
 	    bench_spawn((char *[]){path, "--stub", stub, "--plugin-dir",
 				   plugins, "--listen", listen,
-				   "--stream-delivery", (char *)delivery, NULL},
+				   "--stream-delivery", (char *)delivery,
+				   "--state-dir", state, NULL},
 			log);
 	for (int i = 0; pid > 0 && i < 600; i++, usleep(50000))
 		if (tuners_ready(port))

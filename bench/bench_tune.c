@@ -106,7 +106,7 @@ static pid_t spawn_box(const struct procs *p, const char *bin, const char *tag,
 static int start_procs(struct procs *p, const char *bin_dir)
 {
 	char bin[PATH_MAX], path[PATH_MAX + 64], sock[96], env[96];
-	char stub[128], listen[64], log[128], err[256];
+	char stub[128], listen[64], log[128], err[256], state[96];
 
 	if (bench_self_dir(bin, sizeof(bin)))
 		return -1;
@@ -131,6 +131,9 @@ static int start_procs(struct procs *p, const char *bin_dir)
 	snprintf(stub, sizeof(stub), "sim:%s", sock);
 	snprintf(listen, sizeof(listen), "127.0.0.1:%d", p->port);
 	snprintf(log, sizeof(log), "%s/tunerd.log", p->dir);
+	/* Its own state: the tunes' fsync()s are part of what is measured,
+	 * and no params or history are restored from an earlier run. */
+	snprintf(state, sizeof(state), "%s/state", p->dir);
 	for (int i = 0;
 	     i < READY_TRIES && (access(sock, F_OK) || access(p->sock2, F_OK));
 	     i++)
@@ -139,7 +142,8 @@ static int start_procs(struct procs *p, const char *bin_dir)
 	    bench_spawn((char *[]){path, "--stub", stub, "--plugin-dir",
 				   p->plugins, "--firmware-dir", p->fwdir,
 				   "--listen", listen, "--log-level", "warn",
-				   "--status-interval-ms", "0", NULL},
+				   "--status-interval-ms", "0", "--state-dir",
+				   state, NULL},
 			log);
 	return p->box > 0 && p->box2 > 0 && p->daemon > 0 && p->port > 0 ? 0
 									 : -1;
@@ -231,47 +235,37 @@ struct run_result {
 	unsigned int unlocked, failed;
 };
 
-/* n tunes of a driver; the median in ms, 0 when none worked. */
-static double drv_median_ms(struct bench_drv *drv, int n, unsigned int *failed)
-{
-	static uint64_t ns[MAX_TUNES];
-	int ok = 0;
-
-	for (int i = 0; i < n; i++) {
-		uint64_t t = bench_drv_tune(drv, i % 2 ? FREQ_B : FREQ_A);
-
-		if (t)
-			ns[ok++] = t;
-		else
-			(*failed)++;
-	}
-	return ok ? median_u64(ns, (size_t)ok) / 1e6 : 0.0;
-}
-
-/* One run of one chip: n REST tunes, n of the driver over the second
- * box's stub, then n of the driver alone. */
+/* One run of one chip: n rounds of a REST tune, the driver's tune over
+ * the second box's stub, and the driver's tune alone.  Interleaved, so
+ * a machine that speeds up or slows down during the run weighs on the
+ * three alike and the ratios stay fair. */
 static int run_chip(CURL *c, const struct procs *p, struct bench_drv *drv,
 		    struct bench_drv *stub, int tuner, int n,
 		    struct run_result *r)
 {
-	static uint64_t rest[MAX_TUNES];
-	int ok = 0;
+	static uint64_t ns[3][MAX_TUNES];
+	size_t ok[3] = {0};
 
 	memset(r, 0, sizeof(*r));
 	for (int i = 0; i < n; i++) {
-		uint64_t ns = rest_tune(c, p->port, tuner,
-					i % 2 ? FREQ_B : FREQ_A, &r->unlocked);
+		uint32_t freq = i % 2 ? FREQ_B : FREQ_A;
+		uint64_t t[3] = {rest_tune(c, p->port, tuner, freq,
+					   &r->unlocked),
+				 bench_drv_tune(stub, freq),
+				 bench_drv_tune(drv, freq)};
 
-		if (ns)
-			rest[ok++] = ns;
-		else
-			r->failed++;
+		for (int k = 0; k < 3; k++) {
+			if (t[k])
+				ns[k][ok[k]++] = t[k];
+			else
+				r->failed++;
+		}
 	}
-	r->stub_ms = drv_median_ms(stub, n, &r->failed);
-	r->drv_ms = drv_median_ms(drv, n, &r->failed);
-	if (!ok || !r->stub_ms || !r->drv_ms)
+	if (!ok[0] || !ok[1] || !ok[2])
 		return -1;
-	r->rest_ms = median_u64(rest, (size_t)ok) / 1e6;
+	r->rest_ms = median_u64(ns[0], ok[0]) / 1e6;
+	r->stub_ms = median_u64(ns[1], ok[1]) / 1e6;
+	r->drv_ms = median_u64(ns[2], ok[2]) / 1e6;
 	r->ratio = r->rest_ms / r->drv_ms;
 	r->ratio_stub = r->rest_ms / r->stub_ms;
 	return 0;
@@ -445,6 +439,8 @@ out:
 	bench_stop(p.daemon);
 	bench_stop(p.box);
 	bench_stop(p.box2);
+	if (!ret && p.dir[0]) /* on failure its logs stay for a look */
+		bench_remove_tree(p.dir);
 	curl_slist_free_all(h);
 	curl_easy_cleanup(c);
 	curl_global_cleanup();
