@@ -54,6 +54,12 @@ static const char *const chips[NCHIPS] = {"mt2060", "qt1010", "xc3028"};
 static const char bench_env[] = "DVBT 490000000 8000000 -52.5 28.5 \"MUX A\"\n"
 				"DVBT 514000000 8000000 -54.0 27.0 \"MUX B\"\n";
 
+struct opts {
+	int runs, tunes;
+	const char *bin_dir;   /* NULL: beside this program */
+	const char *state_dir; /* NULL: in the run's directory */
+};
+
 struct procs {
 	char dir[64], fw[128], fwdir[96], plugins[PATH_MAX + 16];
 	char sock2[96]; /* the second box's: the bench is its daemon */
@@ -101,17 +107,16 @@ static pid_t spawn_box(const struct procs *p, const char *bin, const char *tag,
 	    log);
 }
 
-/* tunerd and the box from bin_dir (NULL: beside this program), the
- * plugins from bin_dir/../plugins. */
-static int start_procs(struct procs *p, const char *bin_dir)
+/* tunerd and the box from the bin dir, the plugins from bin/../plugins. */
+static int start_procs(struct procs *p, const struct opts *o)
 {
 	char bin[PATH_MAX], path[PATH_MAX + 64], sock[96], env[96];
-	char stub[128], listen[64], log[128], err[256], state[96];
+	char stub[128], listen[64], log[128], err[256], state[PATH_MAX];
 
 	if (bench_self_dir(bin, sizeof(bin)))
 		return -1;
-	if (bin_dir)
-		snprintf(bin, sizeof(bin), "%s", bin_dir);
+	if (o->bin_dir)
+		snprintf(bin, sizeof(bin), "%s", o->bin_dir);
 	snprintf(p->plugins, sizeof(p->plugins), "%s/../plugins", bin);
 	strcpy(p->dir, "/tmp/bench-tune-XXXXXX");
 	if (!mkdtemp(p->dir))
@@ -133,7 +138,10 @@ static int start_procs(struct procs *p, const char *bin_dir)
 	snprintf(log, sizeof(log), "%s/tunerd.log", p->dir);
 	/* Its own state: the tunes' fsync()s are part of what is measured,
 	 * and no params or history are restored from an earlier run. */
-	snprintf(state, sizeof(state), "%s/state", p->dir);
+	if (o->state_dir)
+		snprintf(state, sizeof(state), "%s", o->state_dir);
+	else
+		snprintf(state, sizeof(state), "%s/state", p->dir);
 	for (int i = 0;
 	     i < READY_TRIES && (access(sock, F_OK) || access(p->sock2, F_OK));
 	     i++)
@@ -306,25 +314,32 @@ static void summary(const char *chip, const struct run_result *res, int runs)
 	printf("\n");
 }
 
-static int parse_args(int argc, char **argv, int *runs, int *tunes,
-		      const char **bin_dir)
+static int parse_args(int argc, char **argv, struct opts *o)
 {
 	for (int i = 1; i < argc; i++) {
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+
 		if (!strcmp(argv[i], "--quick")) {
-			*runs = 2;
-			*tunes = 4;
-		} else if (!strcmp(argv[i], "--runs") && i + 1 < argc) {
-			*runs = atoi(argv[++i]);
-		} else if (!strcmp(argv[i], "--tunes") && i + 1 < argc) {
-			*tunes = atoi(argv[++i]);
-		} else if (!strcmp(argv[i], "--bin-dir") && i + 1 < argc) {
-			*bin_dir = argv[++i];
-		} else {
-			return -1;
+			o->runs = 2;
+			o->tunes = 4;
+			continue;
 		}
+		if (!v)
+			return -1;
+		if (!strcmp(argv[i], "--runs"))
+			o->runs = atoi(v);
+		else if (!strcmp(argv[i], "--tunes"))
+			o->tunes = atoi(v);
+		else if (!strcmp(argv[i], "--bin-dir"))
+			o->bin_dir = v;
+		else if (!strcmp(argv[i], "--state-dir"))
+			o->state_dir = v;
+		else
+			return -1;
+		i++;
 	}
-	return *runs >= 1 && *runs <= MAX_RUNS && *tunes >= 1 &&
-		       *tunes <= MAX_TUNES
+	return o->runs >= 1 && o->runs <= MAX_RUNS && o->tunes >= 1 &&
+		       o->tunes <= MAX_TUNES
 		   ? 0
 		   : -1;
 }
@@ -402,14 +417,15 @@ static int bench(const struct procs *p, CURL *c, int runs, int tunes)
 int main(int argc, char **argv)
 {
 	struct procs p = {0};
-	int runs = 5, tunes = 20, ret = 1;
-	const char *bin_dir = NULL;
+	struct opts o = {.runs = 5, .tunes = 20};
 	struct curl_slist *h = NULL;
+	int ret = 1;
 	CURL *c;
 
-	if (parse_args(argc, argv, &runs, &tunes, &bin_dir)) {
+	if (parse_args(argc, argv, &o)) {
 		fprintf(stderr, "usage: bench_tune [--quick] [--runs R] "
-				"[--tunes N] [--bin-dir DIR]\n");
+				"[--tunes N] [--bin-dir DIR] "
+				"[--state-dir DIR]\n");
 		return 2;
 	}
 	/* The baseline's bus waits are sleeps: without the default 50 us
@@ -422,7 +438,7 @@ int main(int argc, char **argv)
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 10000L);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	if (start_procs(&p, bin_dir) || wait_ready(c, p.port)) {
+	if (start_procs(&p, &o) || wait_ready(c, p.port)) {
 		fprintf(stderr,
 			"bench_tune: the box or tunerd did not start "
 			"(logs in %s)\n",
@@ -432,9 +448,10 @@ int main(int argc, char **argv)
 	printf("bench_tune: REST tune with wait_lock_ms through 127.0.0.1:%d "
 	       "against the same driver in the bench, over a box's stub "
 	       "channel (stub) and on the chip model (alone); bus %d kHz, "
-	       "settle scale %.1f\n",
-	       p.port, I2C_KHZ, SETTLE);
-	ret = bench(&p, c, runs, tunes) ? 1 : 0;
+	       "settle scale %.1f; the daemon's state in %s%s\n",
+	       p.port, I2C_KHZ, SETTLE, o.state_dir ? o.state_dir : p.dir,
+	       o.state_dir ? "" : "/state");
+	ret = bench(&p, c, o.runs, o.tunes) ? 1 : 0;
 out:
 	bench_stop(p.daemon);
 	bench_stop(p.box);
