@@ -253,12 +253,11 @@ static pid_t start_daemon(const char *bin, const char *dir, const char *sock,
 	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
 	snprintf(log, sizeof(log), "%s/tunerd-%s.log", dir, delivery);
 	snprintf(state, sizeof(state), "%s/state-%s", dir, delivery);
-	pid =
-	    bench_spawn((char *[]){path, "--stub", stub, "--plugin-dir",
-				   plugins, "--listen", listen,
-				   "--stream-delivery", (char *)delivery,
-				   "--state-dir", state, NULL},
-			log);
+	pid = bench_spawn((char *[]){path, "--stub", stub, "--plugin-dir",
+				     plugins, "--listen", listen,
+				     "--stream-delivery", (char *)delivery,
+				     "--state-dir", state, NULL},
+			  log);
 	for (int i = 0; pid > 0 && i < 600; i++, usleep(50000))
 		if (tuners_ready(port))
 			return pid;

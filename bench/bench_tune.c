@@ -146,13 +146,12 @@ static int start_procs(struct procs *p, const struct opts *o)
 	     i < READY_TRIES && (access(sock, F_OK) || access(p->sock2, F_OK));
 	     i++)
 		usleep(10000); /* start-up, not measured */
-	p->daemon =
-	    bench_spawn((char *[]){path, "--stub", stub, "--plugin-dir",
-				   p->plugins, "--firmware-dir", p->fwdir,
-				   "--listen", listen, "--log-level", "warn",
-				   "--status-interval-ms", "0", "--state-dir",
-				   state, NULL},
-			log);
+	p->daemon = bench_spawn(
+	    (char *[]){path, "--stub", stub, "--plugin-dir", p->plugins,
+		       "--firmware-dir", p->fwdir, "--listen", listen,
+		       "--log-level", "warn", "--status-interval-ms", "0",
+		       "--state-dir", state, NULL},
+	    log);
 	return p->box > 0 && p->box2 > 0 && p->daemon > 0 && p->port > 0 ? 0
 									 : -1;
 }
@@ -257,10 +256,9 @@ static int run_chip(CURL *c, const struct procs *p, struct bench_drv *drv,
 	memset(r, 0, sizeof(*r));
 	for (int i = 0; i < n; i++) {
 		uint32_t freq = i % 2 ? FREQ_B : FREQ_A;
-		uint64_t t[3] = {rest_tune(c, p->port, tuner, freq,
-					   &r->unlocked),
-				 bench_drv_tune(stub, freq),
-				 bench_drv_tune(drv, freq)};
+		uint64_t t[3] = {
+		    rest_tune(c, p->port, tuner, freq, &r->unlocked),
+		    bench_drv_tune(stub, freq), bench_drv_tune(drv, freq)};
 
 		for (int k = 0; k < 3; k++) {
 			if (t[k])

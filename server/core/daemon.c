@@ -3,8 +3,10 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <uv.h>
 
 #include "control.h"
 #include "eventbus.h"
@@ -19,6 +21,58 @@
 static int errno_or_nomem(void)
 {
 	return errno > 0 ? -errno : -ENOMEM;
+}
+
+/*
+ * Events published soon (eventbus_publish_soon()) go out after the
+ * answers of the turn that published them.  The front sends answers from
+ * a zero-delay timer (http_front_kick_soon()), and libuv runs timers of
+ * the same due time in the order they were started; so the flush is a
+ * zero-delay timer too, started at the turn's end (a check handle, after
+ * every callback of the turn), behind the front's.  An event then waits
+ * at most for the rest of its turn and the next turn's timers, and never
+ * for I/O: no new request is read before it is out.
+ */
+static long events_flush_tick(struct loop *l, uint64_t id, void *arg)
+{
+	struct daemon *d = arg;
+
+	(void)l;
+	(void)id;
+	d->events_flush_timer = 0;
+	eventbus_flush(d->events);
+	return LOOP_TIMER_DONE;
+}
+
+static void events_turn_end(uv_check_t *h)
+{
+	struct daemon *d = h->data;
+
+	uv_check_stop(h);
+	if (!d->events_flush_timer)
+		d->events_flush_timer =
+		    loop_add_timer(d->loop, 0, events_flush_tick, d);
+	if (!d->events_flush_timer)
+		eventbus_flush(d->events); /* no timer: now, not never */
+}
+
+static void events_due(void *arg)
+{
+	struct daemon *d = arg;
+
+	uv_check_start(d->events_check, events_turn_end);
+}
+
+static int events_soon_init(struct daemon *d)
+{
+	d->events_check = calloc(1, sizeof(*d->events_check));
+	if (!d->events_check)
+		return -ENOMEM;
+	uv_check_init(loop_uv(d->loop), d->events_check);
+	uv_unref((uv_handle_t *)d->events_check);
+	d->events_check->data = d;
+	eventbus_set_flush_hook(d->events, events_due, d);
+	return 0;
 }
 
 int daemon_init(struct daemon *d, const struct daemon_config *cfg)
@@ -56,6 +110,8 @@ int daemon_init(struct daemon *d, const struct daemon_config *cfg)
 			       cfg->event_ring_bytes ? cfg->event_ring_bytes
 						     : EVENTBUS_DEFAULT_BYTES);
 	err = eventbus_set_box(d->events, d->name);
+	if (!err)
+		err = events_soon_init(d);
 	if (err)
 		goto err;
 	errno = 0;
@@ -113,8 +169,12 @@ void daemon_fini(struct daemon *d)
 	tuners_free_saved(d);
 	state_dir_close(d->state);
 	d->state = NULL;
+	if (d->events)
+		eventbus_flush(d->events); /* the shutdown's own events */
 	eventbus_free(d->events);
-	loop_free(d->loop);
+	loop_free(d->loop); /* closes events_check */
+	free(d->events_check);
+	d->events_check = NULL;
 	d->plugins = NULL;
 	d->events = NULL;
 	d->loop = NULL;

@@ -50,6 +50,8 @@ struct daemon_config {
 struct daemon {
 	struct loop *loop;
 	struct eventbus *events;
+	struct uv_check_s *events_check; /* events published soon (daemon.c) */
+	uint64_t events_flush_timer;
 	struct plugin_host *plugins;
 	struct control *control;
 	struct stub_addr stub;

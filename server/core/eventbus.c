@@ -23,6 +23,14 @@ struct subscriber {
  * keep_ms.  So a quiet daemon keeps keep_ms of history in little memory,
  * and a busy one at most max_bytes, however many events that is.
  */
+/* An event published soon: stamped at the call, built at the flush. */
+struct soon_event {
+	char type[32];
+	long tuner;
+	int64_t time_ms;
+	json_t *fields;
+};
+
 struct eventbus {
 	char *box;
 	struct event **ring;
@@ -34,6 +42,10 @@ struct eventbus {
 	struct subscriber *subs;
 	long next_sub_id;
 	int dispatching;
+	struct soon_event soon[EVENTBUS_SOON_MAX]; /* oldest first */
+	size_t nsoon;
+	void (*flush_hook)(void *arg); /* NULL: "soon" is "now" */
+	void *flush_arg;
 };
 
 #define EVENTBUS_FIRST_SIZE 1024
@@ -79,6 +91,8 @@ void eventbus_free(struct eventbus *eb)
 		return;
 	for (size_t i = 0; i < eb->count; i++)
 		event_put(eb->ring[(eb->oldest + i) % eb->size]);
+	for (size_t i = 0; i < eb->nsoon; i++)
+		json_decref(eb->soon[i].fields);
 	for (s = eb->subs; s; s = next) {
 		next = s->next;
 		free(s);
@@ -177,9 +191,8 @@ static json_t *event_object(uint64_t seq, int64_t now, const char *box,
 #define EVENT_DUMP_STACK 2048
 
 static struct event *event_build(struct eventbus *eb, const char *type,
-				 long tuner, json_t *fields)
+				 long tuner, json_t *fields, int64_t now)
 {
-	int64_t now = eventbus_now_ms();
 	struct event *ev = NULL;
 	char stack[EVENT_DUMP_STACK];
 	char *text;
@@ -284,13 +297,13 @@ static void eventbus_dispatch(struct eventbus *eb, const struct event *ev)
 	}
 }
 
-uint64_t eventbus_publish(struct eventbus *eb, const char *type, long tuner,
-			  json_t *fields)
+static uint64_t publish_at(struct eventbus *eb, const char *type, long tuner,
+			   json_t *fields, int64_t now)
 {
 	struct event *ev;
 	uint64_t seq = 0;
 
-	ev = event_build(eb, type, tuner, fields);
+	ev = event_build(eb, type, tuner, fields, now);
 	if (ev) {
 		seq = eb->next_seq++;
 		event_get(ev); /* for the notification below */
@@ -304,13 +317,62 @@ uint64_t eventbus_publish(struct eventbus *eb, const char *type, long tuner,
 	return seq;
 }
 
+uint64_t eventbus_publish(struct eventbus *eb, const char *type, long tuner,
+			  json_t *fields)
+{
+	eventbus_flush(eb); /* the ones published soon came first */
+	return publish_at(eb, type, tuner, fields, eventbus_now_ms());
+}
+
+void eventbus_set_flush_hook(struct eventbus *eb, void (*fn)(void *arg),
+			     void *arg)
+{
+	eb->flush_hook = fn;
+	eb->flush_arg = arg;
+}
+
+void eventbus_publish_soon(struct eventbus *eb, const char *type, long tuner,
+			   json_t *fields)
+{
+	struct soon_event *s;
+
+	if (!eb->flush_hook) {
+		eventbus_publish(eb, type, tuner, fields);
+		return;
+	}
+	if (eb->nsoon == EVENTBUS_SOON_MAX)
+		eventbus_flush(eb);
+	s = &eb->soon[eb->nsoon++];
+	snprintf(s->type, sizeof(s->type), "%s", type);
+	s->tuner = tuner;
+	s->time_ms = eventbus_now_ms();
+	s->fields = fields;
+	if (eb->nsoon == 1)
+		eb->flush_hook(eb->flush_arg);
+}
+
+/* One at a time from the front: a subscriber that publishes meanwhile
+ * flushes the rest first, so the order stays the order of the calls. */
+void eventbus_flush(struct eventbus *eb)
+{
+	while (eb->nsoon) {
+		struct soon_event s = eb->soon[0];
+
+		eb->nsoon--;
+		memmove(&eb->soon[0], &eb->soon[1], eb->nsoon * sizeof(s));
+		publish_at(eb, s.type, s.tuner, s.fields, s.time_ms);
+	}
+}
+
 uint64_t eventbus_last_seq(struct eventbus *eb)
 {
+	eventbus_flush(eb);
 	return eb->next_seq - 1;
 }
 
 uint64_t eventbus_oldest_seq(struct eventbus *eb)
 {
+	eventbus_flush(eb);
 	return eb->count ? eb->ring[eb->oldest]->seq : eb->next_seq;
 }
 
@@ -321,6 +383,7 @@ int eventbus_read(struct eventbus *eb, uint64_t since, size_t max,
 	uint64_t oldest;
 	size_t i = 0;
 
+	eventbus_flush(eb);
 	oldest = eb->count ? eb->ring[eb->oldest]->seq : eb->next_seq;
 	if (since + 1 < oldest) {
 		r.gap = 1;
@@ -347,8 +410,10 @@ int eventbus_read(struct eventbus *eb, uint64_t since, size_t max,
 
 long eventbus_subscribe(struct eventbus *eb, eventbus_fn fn, void *arg)
 {
-	struct subscriber *s = calloc(1, sizeof(*s)), **pp;
+	struct subscriber *s, **pp;
 
+	eventbus_flush(eb); /* it sees what comes after its subscription */
+	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	s->id = ++eb->next_sub_id;

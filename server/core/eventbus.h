@@ -17,8 +17,8 @@
  * resumes where it left.
  *
  * The daemon has one thread, its loop's: publishing, reading and the
- * subscriber callbacks (called inside eventbus_publish()) all run there,
- * so nothing is locked.
+ * subscriber callbacks (called inside eventbus_publish(), or at the flush
+ * of events published soon) all run there, so nothing is locked.
  */
 #ifndef TUNERD_EVENTBUS_H
 #define TUNERD_EVENTBUS_H
@@ -70,6 +70,23 @@ int eventbus_set_box(struct eventbus *eb, const char *name);
  */
 uint64_t eventbus_publish(struct eventbus *eb, const char *type, long tuner,
 			  json_t *fields);
+
+/*
+ * Publish after the answers this loop turn completes: an answer that
+ * waits for nothing but the JSON of its own events goes out first.  The
+ * event is stamped now and queued (EVENTBUS_SOON_MAX at most; a full queue
+ * is flushed first); eventbus_flush() gives the queued their seqs and
+ * subscribers, in the order of the calls.  The owner flushes soon after
+ * the hook tells it the queue gained its first event; every publish, read,
+ * last/oldest seq and subscription flushes first, so no reader misses an
+ * event published before its read.  Without a hook, soon is now.
+ */
+#define EVENTBUS_SOON_MAX 64
+void eventbus_publish_soon(struct eventbus *eb, const char *type, long tuner,
+			   json_t *fields);
+void eventbus_flush(struct eventbus *eb);
+void eventbus_set_flush_hook(struct eventbus *eb, void (*fn)(void *arg),
+			     void *arg);
 
 /* seq of the newest event (0 if none) and of the oldest one kept. */
 uint64_t eventbus_last_seq(struct eventbus *eb);

@@ -120,9 +120,10 @@ void tuner_snapshot(const struct tuner *t, struct tuner_snapshot *s)
 	memcpy(s->last_error_msg, t->last_error_msg, sizeof(s->last_error_msg));
 }
 
+/* Soon: a command's answer goes out before its events are built. */
 void tuner_publish(struct tuner *t, const char *type, json_t *fields)
 {
-	eventbus_publish(t->d->events, type, (long)t->id, fields);
+	eventbus_publish_soon(t->d->events, type, (long)t->id, fields);
 }
 
 void tuner_set_error(struct tuner *t, int err, const char *fmt, ...)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* The event bus: seq order, ring wrap, catching up with gaps, the JSON
- * envelope, subscribers. */
+ * envelope, subscribers, publication soon. */
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -272,9 +273,95 @@ static void test_retention(void)
 	eventbus_free(eb);
 }
 
+/* Events published soon: the hook hears of each batch's first; nothing
+ * reaches a subscriber before the flush; then all, in the order of the
+ * calls, an immediate publish behind them; reads flush first. */
+struct soon_state {
+	struct eventbus *eb;
+	int hooks;
+	char types[16][32];
+	int n;                /* types kept */
+	int total;            /* events heard */
+	int publish_from_sub; /* publish "c.sub" when "b" comes */
+};
+
+static void soon_hook(void *arg)
+{
+	((struct soon_state *)arg)->hooks++;
+}
+
+static void soon_seen(const struct event *ev, void *arg)
+{
+	struct soon_state *st = arg;
+
+	st->total++;
+	if (st->n < 16)
+		snprintf(st->types[st->n++], sizeof(st->types[0]), "%s",
+			 ev->type);
+	if (st->publish_from_sub && !strcmp(ev->type, "b")) {
+		st->publish_from_sub = 0;
+		eventbus_publish(st->eb, "c.sub", 1, NULL);
+	}
+}
+
+static int soon_order(const struct soon_state *st, const char *const *want,
+		      int n)
+{
+	if (st->n != n)
+		return 0;
+	for (int i = 0; i < n; i++)
+		if (strcmp(st->types[i], want[i]))
+			return 0;
+	return 1;
+}
+
+static void test_soon(void)
+{
+	struct eventbus *eb = eventbus_new(256);
+	struct soon_state st = {.eb = eb, .publish_from_sub = 1};
+	const char *const flushed[] = {"a", "b", "c.sub", "d"};
+	const char *const read[] = {"a", "b", "c.sub", "d", "e", "f"};
+	struct eventbus_read r;
+	struct seen s = {0};
+
+	eventbus_subscribe(eb, soon_seen, &st);
+	/* no hook: soon is now */
+	eventbus_publish_soon(eb, "now", 1, NULL);
+	CHECK_EQ_INT(st.n, 1);
+	st.n = 0;
+	eventbus_set_flush_hook(eb, soon_hook, &st);
+	eventbus_publish_soon(eb, "a", 1, json_pack("{s:i}", "x", 1));
+	eventbus_publish_soon(eb, "b", 2, NULL);
+	CHECK_EQ_INT(st.hooks, 1);
+	CHECK_EQ_INT(st.n, 0);
+	/* an immediate publish goes behind the queued ones; one published
+	 * by a subscriber meanwhile goes behind the one it heard */
+	eventbus_publish(eb, "d", 1, NULL);
+	CHECK(soon_order(&st, flushed, 4));
+	/* a read flushes first: a reader never misses what came before */
+	eventbus_publish_soon(eb, "e", 1, NULL);
+	eventbus_publish_soon(eb, "f", 1, NULL);
+	CHECK_EQ_INT(st.hooks, 2);
+	eventbus_read(eb, 1, 0, collect, &s, &r);
+	CHECK_EQ_INT(r.count, 6);
+	CHECK(soon_order(&st, read, 6));
+	CHECK_EQ_INT(eventbus_last_seq(eb), 7);
+	/* a full queue flushes on its own */
+	st.total = 0;
+	for (int i = 0; i < EVENTBUS_SOON_MAX + 1; i++)
+		eventbus_publish_soon(eb, "g", 1, NULL);
+	CHECK_EQ_INT(st.total, EVENTBUS_SOON_MAX);
+	eventbus_flush(eb);
+	CHECK_EQ_INT(st.total, EVENTBUS_SOON_MAX + 1);
+	/* what is still queued at the end is freed with the bus (ASan) */
+	eventbus_publish_soon(eb, "h", 1, json_pack("{s:s}", "k", "v"));
+	eventbus_free(eb);
+}
+
 int main(void)
 {
 	test_ring();
+	test_soon();
 	test_retention();
 	test_json();
 	test_subscribers();
