@@ -30,8 +30,8 @@ static int errno_or_nomem(void)
  * the same due time in the order they were started; so the flush is a
  * zero-delay timer too, started at the turn's end (a check handle, after
  * every callback of the turn), behind the front's.  An event then waits
- * at most for the rest of its turn and the next turn's timers, and never
- * for I/O: no new request is read before it is out.
+ * for the rest of its turn and the next turn's earlier timers, never for
+ * a poll; a request read meanwhile that reads the ring flushes it first.
  */
 static long events_flush_tick(struct loop *l, uint64_t id, void *arg)
 {

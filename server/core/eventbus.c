@@ -9,6 +9,14 @@
 
 #include "api_json.h"
 
+/* An event published soon: stamped at the call, built at the flush. */
+struct soon_event {
+	char type[32];
+	long tuner;
+	int64_t time_ms;
+	json_t *fields;
+};
+
 struct subscriber {
 	long id;
 	eventbus_fn fn; /* NULL: unsubscribed, freed when no dispatch runs */
@@ -23,14 +31,6 @@ struct subscriber {
  * keep_ms.  So a quiet daemon keeps keep_ms of history in little memory,
  * and a busy one at most max_bytes, however many events that is.
  */
-/* An event published soon: stamped at the call, built at the flush. */
-struct soon_event {
-	char type[32];
-	long tuner;
-	int64_t time_ms;
-	json_t *fields;
-};
-
 struct eventbus {
 	char *box;
 	struct event **ring;

@@ -4,7 +4,8 @@
  * plugins, attach/detach, worker crashes, stub connection.
  *
  * Each event gets a 64-bit sequence number (1, 2, ...), a realtime stamp
- * and is serialised once, at publish, into
+ * and is serialised once, at publish (or at the flush of those published
+ * soon), into
  *   {"seq":N,"time":"2024-05-01T12:00:00.123Z","box":"<name>",
  *    "type":"tuner.tune","tuner":3, ...fields}
  * ("tuner" absent for the box's own events, "box" absent until
