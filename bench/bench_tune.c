@@ -8,8 +8,8 @@
  * XC3028, and an RF environment with two DVB-T multiplexes; tunerd
  * serves it on a loopback port.  Each tune alternates between the
  * multiplexes, so every request retunes and waits for a new lock.  Two
- * baselines, measured in the same run and interleaved chip by chip, run
- * the same plugin in this process: straight on the chip model with the
+ * baselines, measured in the same run and interleaved tune by tune with
+ * the REST tunes, run the same plugin in this process: straight on the chip model with the
  * same bus time and settle (bench_tune_drv.c), the driver's own time,
  * its waits and the chip's settle included; and over a stub channel of
  * a second box process (bench_tune_stub.c), which adds the box's process
