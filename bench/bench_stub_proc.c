@@ -129,11 +129,13 @@ static void batch_done(void *arg, int err, const void *body, size_t len)
 		bt->first_err = err;
 }
 
-/* The box's deadline ends every request, so this returns. */
+/* The box's deadline ends every request, so this returns.  Its wait is
+ * the box's own, unbounded as tunerd-simbox's is: a bound would cost a
+ * timer started and stopped on the loop for every round trip. */
 static int batch_wait(struct bench_stub *b, struct batch *bt)
 {
 	while (bt->left) {
-		int n = sim_box_run(b->box, 1000);
+		int n = sim_box_run(b->box, -1);
 
 		if (n < 0 && n != -EINTR)
 			return n;
