@@ -9,13 +9,13 @@
  * serves it on a loopback port.  Each tune alternates between the
  * multiplexes, so every request retunes and waits for a new lock.  Two
  * baselines, measured in the same run and interleaved tune by tune with
- * the REST tunes, run the same plugin in this process: straight on the chip model with the
- * same bus time and settle (bench_tune_drv.c), the driver's own time,
- * its waits and the chip's settle included; and over a stub channel of
- * a second box process (bench_tune_stub.c), which adds the box's process
- * hop per transfer that tunerd's worker pays too.  Each run prints
- * medians and their ratios; the summary gives the median of the runs
- * and its spread.
+ * the REST tunes, run the same plugin in this process: straight on the
+ * chip model with the same bus time and settle (bench_tune_drv.c), the
+ * driver's own time, its waits and the chip's settle included; and over
+ * a stub channel of a second box process (bench_tune_stub.c), which adds
+ * the box's process hop per transfer that tunerd's worker pays too.
+ * Each run prints medians and their ratios; the summary gives the median
+ * of the runs and its spread.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>

@@ -6,9 +6,9 @@
  * channel bound per client), and a chip's plugin in the bench makes its
  * I2C transfers and bridge requests as round trips on that channel, each
  * command bracketed by CMD_BEGIN and CMD_END when the stub offers them,
- * as a worker brackets its own.  The difference between this and the driver on the model is what
- * the box's process hop costs; the difference between REST and this is
- * tunerd's own.
+ * as a worker brackets its own.  The difference between this and the
+ * driver on the model is what the box's process hop costs; the
+ * difference between REST and this is tunerd's own.
  */
 #define _GNU_SOURCE
 #include <errno.h>
