@@ -14,8 +14,12 @@
  * driver's own time, its waits and the chip's settle included; and over
  * a stub channel of a second box process (bench_tune_stub.c), which adds
  * the box's process hop per transfer that tunerd's worker pays too.
- * Each run prints medians and their ratios; the summary gives the median
- * of the runs and its spread.
+ * Each round also times a fresh status read through the port and the
+ * same read over the stub: their difference is what any one command's
+ * round trip (client, port, daemon, worker and back) costs on this
+ * machine, the floor under REST - stub for a tune.  Each run prints
+ * medians and their ratios; the summary gives the median of the runs
+ * and its spread.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -239,41 +243,66 @@ struct run_result {
 	double rest_ms, stub_ms, drv_ms;
 	double ratio;      /* REST / the driver alone */
 	double ratio_stub; /* REST / the driver over the stub */
+	double tune_us;    /* REST tune - stub tune */
+	double status_us;  /* REST status - stub status: the round trip */
 	unsigned int unlocked, failed;
 };
 
+/* A fresh status read through the port (the worker reads the chip and
+ * the demodulator, as its lock watch does); 0 on failure. */
+static uint64_t rest_status(CURL *c, int port, int tuner)
+{
+	char url[128];
+	struct body b;
+	uint64_t t0;
+
+	snprintf(url, sizeof(url),
+		 "http://127.0.0.1:%d/api/v1/tuners/%d/status", port, tuner);
+	t0 = bench_now_ns();
+	return http(c, url, NULL, &b) == 200 ? bench_now_ns() - t0 : 0;
+}
+
 /* One run of one chip: n rounds of a REST tune, the driver's tune over
- * the second box's stub, and the driver's tune alone.  Interleaved, so
- * a machine that speeds up or slows down during the run weighs on the
- * three alike and the ratios stay fair. */
+ * the second box's stub, the driver's tune alone, then a status read
+ * through the port and over the stub (what one command's round trip
+ * through the daemon costs beside the box's hop).  Interleaved, so a
+ * machine that speeds up or slows down during the run weighs on them
+ * alike and the ratios stay fair. */
 static int run_chip(CURL *c, const struct procs *p, struct bench_drv *drv,
 		    struct bench_drv *stub, int tuner, int n,
 		    struct run_result *r)
 {
-	static uint64_t ns[3][MAX_TUNES];
-	size_t ok[3] = {0};
+	static uint64_t ns[5][MAX_TUNES];
+	size_t ok[5] = {0};
+	double med[5];
 
 	memset(r, 0, sizeof(*r));
 	for (int i = 0; i < n; i++) {
 		uint32_t freq = i % 2 ? FREQ_B : FREQ_A;
-		uint64_t t[3] = {
+		uint64_t t[5] = {
 		    rest_tune(c, p->port, tuner, freq, &r->unlocked),
-		    bench_drv_tune(stub, freq), bench_drv_tune(drv, freq)};
+		    bench_drv_tune(stub, freq), bench_drv_tune(drv, freq),
+		    rest_status(c, p->port, tuner), bench_drv_status(stub)};
 
-		for (int k = 0; k < 3; k++) {
+		for (int k = 0; k < 5; k++) {
 			if (t[k])
 				ns[k][ok[k]++] = t[k];
 			else
 				r->failed++;
 		}
 	}
-	if (!ok[0] || !ok[1] || !ok[2])
-		return -1;
-	r->rest_ms = median_u64(ns[0], ok[0]) / 1e6;
-	r->stub_ms = median_u64(ns[1], ok[1]) / 1e6;
-	r->drv_ms = median_u64(ns[2], ok[2]) / 1e6;
+	for (int k = 0; k < 5; k++) {
+		if (!ok[k])
+			return -1;
+		med[k] = median_u64(ns[k], ok[k]) / 1e6;
+	}
+	r->rest_ms = med[0];
+	r->stub_ms = med[1];
+	r->drv_ms = med[2];
 	r->ratio = r->rest_ms / r->drv_ms;
 	r->ratio_stub = r->rest_ms / r->stub_ms;
+	r->tune_us = (med[0] - med[1]) * 1e3;
+	r->status_us = (med[3] - med[4]) * 1e3;
 	return 0;
 }
 
@@ -309,7 +338,12 @@ static void summary(const char *chip, const struct run_result *res, int runs)
 		     offsetof(struct run_result, ratio), "%.3f");
 	print_spread("REST/stub", res, runs,
 		     offsetof(struct run_result, ratio_stub), "%.3f");
-	printf("\n");
+	printf("\n       REST - stub:");
+	print_spread("tune", res, runs, offsetof(struct run_result, tune_us),
+		     "%.0f");
+	print_spread("status (the round trip)", res, runs,
+		     offsetof(struct run_result, status_us), "%.0f");
+	printf(" us\n");
 }
 
 static int parse_args(int argc, char **argv, struct opts *o)
@@ -390,9 +424,11 @@ static int bench(const struct procs *p, CURL *c, int runs, int tunes)
 			printf(
 			    "run %d %-7s REST %8.2f  stub %8.2f  alone %8.2f "
 			    "ms  REST/alone %.3fx  REST/stub %.3fx  "
+			    "REST - stub: tune %.0f, status %.0f us  "
 			    "(unlocked %u, failed %u)\n",
 			    r + 1, chips[k], x->rest_ms, x->stub_ms, x->drv_ms,
-			    x->ratio, x->ratio_stub, x->unlocked, x->failed);
+			    x->ratio, x->ratio_stub, x->tune_us, x->status_us,
+			    x->unlocked, x->failed);
 			fflush(stdout);
 			if (x->unlocked || x->failed)
 				ret = -1; /* a figure of tunes that failed */

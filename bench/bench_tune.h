@@ -58,5 +58,8 @@ void bench_drv_free(struct bench_drv *d);
  * time (bus, its waits, the settle; over a stub, its round trips too),
  * in ns; 0 when it failed or never locked within 2 s. */
 uint64_t bench_drv_tune(struct bench_drv *d, uint32_t freq);
+/* One status read as a worker's lock watch makes it (over a stub: the
+ * chip's and the demodulator's, in one bracket), in ns; 0 on failure. */
+uint64_t bench_drv_status(struct bench_drv *d);
 
 #endif /* BENCH_TUNE_H */

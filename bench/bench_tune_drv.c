@@ -323,3 +323,13 @@ uint64_t bench_drv_tune(struct bench_drv *d, uint32_t freq)
 	} while (!tuned.pll_locked && now - t0 < DRV_LOCK_GIVE_UP_NS);
 	return tuned.pll_locked ? now - t0 : 0;
 }
+
+uint64_t bench_drv_status(struct bench_drv *d)
+{
+	struct tstub_status st = {0};
+	uint64_t t0 = bench_now_ns();
+
+	if (d->stub.fd >= 0)
+		return drv_stub_locked(d) < 0 ? 0 : bench_now_ns() - t0;
+	return d->ops.get_status(d->priv, &st) ? 0 : bench_now_ns() - t0;
+}
