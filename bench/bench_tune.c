@@ -272,37 +272,42 @@ static int run_chip(CURL *c, const struct procs *p, struct bench_drv *drv,
 		    struct bench_drv *stub, int tuner, int n,
 		    struct run_result *r)
 {
-	static uint64_t ns[5][MAX_TUNES];
-	size_t ok[5] = {0};
-	double med[5];
+	enum { REST_TUNE, STUB_TUNE, ALONE_TUNE, REST_STATUS, STUB_STATUS, N };
+	static uint64_t ns[N][MAX_TUNES];
+	size_t ok[N] = {0};
+	double ms[N];
 
 	memset(r, 0, sizeof(*r));
 	for (int i = 0; i < n; i++) {
 		uint32_t freq = i % 2 ? FREQ_B : FREQ_A;
-		uint64_t t[5] = {
-		    rest_tune(c, p->port, tuner, freq, &r->unlocked),
-		    bench_drv_tune(stub, freq), bench_drv_tune(drv, freq),
-		    rest_status(c, p->port, tuner), bench_drv_status(stub)};
+		uint64_t t[N];
 
-		for (int k = 0; k < 5; k++) {
+		/* One after the other, in this order: the expressions of an
+		 * initializer list are not sequenced. */
+		t[REST_TUNE] = rest_tune(c, p->port, tuner, freq, &r->unlocked);
+		t[STUB_TUNE] = bench_drv_tune(stub, freq);
+		t[ALONE_TUNE] = bench_drv_tune(drv, freq);
+		t[REST_STATUS] = rest_status(c, p->port, tuner);
+		t[STUB_STATUS] = bench_drv_status(stub);
+		for (int k = 0; k < N; k++) {
 			if (t[k])
 				ns[k][ok[k]++] = t[k];
 			else
 				r->failed++;
 		}
 	}
-	for (int k = 0; k < 5; k++) {
+	for (int k = 0; k < N; k++) {
 		if (!ok[k])
 			return -1;
-		med[k] = median_u64(ns[k], ok[k]) / 1e6;
+		ms[k] = median_u64(ns[k], ok[k]) / 1e6;
 	}
-	r->rest_ms = med[0];
-	r->stub_ms = med[1];
-	r->drv_ms = med[2];
+	r->rest_ms = ms[REST_TUNE];
+	r->stub_ms = ms[STUB_TUNE];
+	r->drv_ms = ms[ALONE_TUNE];
 	r->ratio = r->rest_ms / r->drv_ms;
 	r->ratio_stub = r->rest_ms / r->stub_ms;
-	r->tune_us = (med[0] - med[1]) * 1e3;
-	r->status_us = (med[3] - med[4]) * 1e3;
+	r->tune_us = (ms[REST_TUNE] - ms[STUB_TUNE]) * 1e3;
+	r->status_us = (ms[REST_STATUS] - ms[STUB_STATUS]) * 1e3;
 	return 0;
 }
 
